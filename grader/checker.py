@@ -1,0 +1,172 @@
+"""The one checker: compare an output with the float64 reference and explain what is wrong.
+
+Tolerances are per element and relative to a scale that the puzzle defines from its inputs
+(for a sum, the sum of magnitudes; for a softmax, the value itself and its row's maximum).
+There is no fixed absolute tolerance, so a small output cannot hide a large relative error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import torch
+
+MAX_LISTED = 5          # mismatching elements listed by index
+PICTURE_ROWS, PICTURE_COLS = 12, 48
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|yours - expected| <= rtol * scale(inputs, expected), element by element."""
+    rtol: float
+    scale: Callable[[Mapping[str, torch.Tensor], torch.Tensor], torch.Tensor]
+    explain: str  # the scale in words, shown on failure
+
+    def allowed(self, inputs: Mapping[str, torch.Tensor], expected: torch.Tensor) -> torch.Tensor:
+        return self.rtol * self.scale(inputs, expected).broadcast_to(expected.shape)
+
+
+def magnitude_scale(spec: Callable) -> Callable:
+    """For linear specs (sums): the spec applied to |inputs|, the natural rounding bound."""
+    def scale(inputs, expected):
+        return spec(**{k: v.abs() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()})
+    return scale
+
+
+@dataclass
+class Diagnosis:
+    """What a failed comparison found; ``lines`` is ready to print."""
+    wrong: int
+    total: int
+    never_written: int
+    listed: list[dict]
+    lines: list[str]
+    bad: torch.Tensor  # True where written but wrong
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _index(idx: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(i) for i in idx) + "]"
+
+
+def picture(bad: torch.Tensor, unwritten: torch.Tensor) -> list[str]:
+    """A small text map of a 2-D output: '.' right, 'X' wrong, '?' never written."""
+    rows, cols = bad.shape
+    step_r, step_c = -(-rows // PICTURE_ROWS), -(-cols // PICTURE_COLS)
+    lines = []
+    for r0 in range(0, rows, step_r):
+        line = []
+        for c0 in range(0, cols, step_c):
+            cell = (slice(r0, r0 + step_r), slice(c0, c0 + step_c))
+            line.append("?" if unwritten[cell].any() else "X" if bad[cell].any() else ".")
+        lines.append("  " + "".join(line))
+    legend = f"where it is wrong (X), never written (?), right (.); {rows} rows x {cols} columns"
+    if step_r > 1 or step_c > 1:
+        legend += f", one character = {step_r}x{step_c} elements"
+    return [legend] + lines
+
+
+def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor,
+            written: torch.Tensor | None = None, tolerance: Tolerance | None = None) -> Diagnosis | None:
+    """None when every element is within tolerance and was written; else a Diagnosis."""
+    yours64 = yours.detach().to("cpu", torch.float64)
+    finite = torch.isfinite(expected)
+    err = (yours64 - expected).abs()
+    ok = (err <= allowed) | (finite.logical_not() & (yours64 == expected))
+    ok &= ~(torch.isnan(yours64) & ~torch.isnan(expected))
+    unwritten = torch.zeros_like(ok) if written is None else ~written.reshape(ok.shape)
+    bad = ~ok & ~unwritten
+    if not bad.any() and not unwritten.any():
+        return None
+
+    lines, listed = [], []
+    total = ok.numel()
+    if unwritten.any():
+        count = int(unwritten.sum())
+        first = [_index(tuple(i.tolist())) for i in unwritten.nonzero()[:MAX_LISTED]]
+        lines.append(f"{count} of {total} elements of {name} never written (missing tl.store or mask?): "
+                     f"first at {', '.join(first)}")
+    if bad.any():
+        count = int(bad.sum())
+        finite_err = torch.where(bad & torch.isfinite(err), err, torch.zeros_like(err))
+        rel = finite_err / expected.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        nonfinite = int((bad & ~torch.isfinite(yours64)).sum())
+        summary = (f"{count} of {total} elements of {name} wrong: max abs err {_fmt(float(finite_err.max()))}, "
+                   f"max rel err {_fmt(float(rel.max()))}")
+        if nonfinite:
+            summary += f", {nonfinite} NaN/inf"
+        lines.append(summary)
+        if tolerance is not None:
+            lines.append(f"allowed: {tolerance.rtol:g} x ({tolerance.explain})")
+        for idx in bad.nonzero()[:MAX_LISTED]:
+            idx = tuple(idx.tolist())
+            listed.append({"index": list(idx), "yours": float(yours64[idx]), "expected": float(expected[idx]),
+                           "allowed": float(allowed[idx])})
+            lines.append(f"  {name}{_index(idx)}: yours {_fmt(float(yours64[idx]))}, "
+                         f"expected {_fmt(float(expected[idx]))}")
+    if bad.dim() == 2 and bad.numel() > 1:
+        lines += picture(bad, unwritten)
+    return Diagnosis(int(bad.sum()), total, int(unwritten.sum()), listed, lines, bad)
+
+
+# -- hints: the first pattern that fits the failure gives one line -------------------------------
+
+# A puzzle hint: predicate(inputs64, yours64, blocks) -> bool, and the line to show.
+PuzzleHint = tuple[Callable[[Mapping[str, torch.Tensor], torch.Tensor, Mapping[str, int]], bool], str]
+
+
+def _last_block_only(bad, blocks):
+    """Wrong only in the trailing partial block along the last axis."""
+    size = bad.shape[-1]
+    block = blocks.get("B1" if bad.dim() == 2 else "B0")
+    if not block or size % block == 0:
+        return False
+    tail = (size // block) * block
+    return bool(bad[..., tail:].any()) and not bad[..., :tail].any()
+
+
+def _first_rows_only(bad, blocks):
+    """Right only for the first program's rows: the program id was not used."""
+    block = blocks.get("B0", 1)
+    return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
+
+
+def _transposed(yours64, expected, allowed):
+    if expected.dim() != 2 or 1 in expected.shape:
+        return False
+    flipped = yours64.reshape(expected.shape[::-1]).T
+    return bool(((flipped - expected).abs() <= allowed).all())
+
+
+def _rows_off_by_a_factor(yours64, expected, bad):
+    rows = bad.all(dim=1)
+    if bad.dim() != 2 or bad.shape[1] < 2 or not rows.any():
+        return False
+    ratio = (yours64 / expected)[rows]
+    return bool(torch.isfinite(ratio).all()) and bool(((ratio - ratio[:, :1]).abs() <= 1e-3 * ratio[:, :1].abs()).all())
+
+
+def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, bad: torch.Tensor,
+         blocks: Mapping[str, int], inputs: Mapping[str, torch.Tensor], puzzle_hints=()) -> str | None:
+    """One line that fits the pattern of wrong elements, or None."""
+    yours64 = yours.detach().to("cpu", torch.float64)
+    for predicate, text in puzzle_hints:
+        if predicate(inputs, yours64, blocks):
+            return text
+    if bool((~torch.isfinite(yours64) & torch.isfinite(expected)).any()):
+        return "NaN or inf where the answer is finite: does an exp overflow (subtract the max first), or a 0/0?"
+    if _transposed(yours64, expected, allowed):
+        return "your output holds the answer transposed: element [j, i] lives at j * N0 + i"
+    if _last_block_only(bad, blocks):
+        return "only the last, partial block is wrong: check the mask for the lanes past the end"
+    if _first_rows_only(bad, blocks):
+        return "only the first block of rows is right: offset by tl.program_id(0) * B0"
+    if bool((yours64 == 0).all()) and bool((expected != 0).any()):
+        return "your output is all zeros: is the tl.store reached, with the right pointer?"
+    if _rows_off_by_a_factor(yours64, expected, bad):
+        return "each wrong row is off by one constant factor: the normaliser (the sum) is wrong"
+    return None

@@ -1,0 +1,120 @@
+"""The command line: ``python -m grader [PUZZLE ...] [options]`` and ``python -m grader bench ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+
+from . import env
+from .loader import IMPLS
+
+EXAMPLES = """\
+examples:
+  python -m grader                      progress table of every puzzle
+  python -m grader 4                    grade puzzle 4 (or: python -m grader softmax_three_loop)
+  python -m grader --all --impl solutions
+  python -m grader 4 --file student.py --json
+  python -m grader bench 4 5            GPU benchmarks (needs a GPU)
+
+exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
+2 usage or environment error.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     description="Grade Triton Attention Puzzles.")
+    parser.add_argument("puzzles", nargs="*", metavar="PUZZLE", help="puzzle numbers or slugs to grade")
+    parser.add_argument("--all", action="store_true", help="grade every puzzle")
+    parser.add_argument("--impl", choices=IMPLS, default="puzzles",
+                        help="grade your files in puzzles/ (default) or the reference solutions/")
+    parser.add_argument("--file", metavar="PATH", help="grade the launcher defined in this Python file")
+    parser.add_argument("--json", action="store_true", help="print machine-readable results (docs/json.md)")
+    parser.add_argument("--seed", type=int, help="replay the random cases of an earlier run")
+    parser.add_argument("--interpret", action="store_true", help="use the interpreter even on a GPU")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="time limit per case (default 30)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        from . import bench
+
+        return bench.main(argv[1:])
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.all and args.puzzles:
+        parser.error("give puzzle numbers or --all, not both")
+    if args.file and not (args.puzzles or args.all):
+        parser.error("--file needs a puzzle: python -m grader 4 --file student.py")
+    if args.file and args.impl != "puzzles":
+        parser.error("--file and --impl are alternatives")
+    if args.timeout <= 0:
+        parser.error("--timeout must be positive")
+
+    from . import registry
+
+    try:
+        selected = list(registry.PUZZLES) if args.all else [registry.find(p) for p in args.puzzles]
+    except KeyError as exc:
+        parser.error(exc.args[0])
+
+    if not selected:
+        return _table(args)
+
+    mode = env.choose_mode(args.interpret)
+    env.notice(mode.reason)
+    problems = env.version_problems(mode)
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.file:
+        env.notice(f"note: --file runs the code in {args.file} with your permissions; "
+                   "grade untrusted submissions inside a container.")
+
+    from . import progress, report, runner
+
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
+    if not args.file:
+        progress.record(results, args.impl)
+    if args.json:
+        print(json.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
+                          "versions": env.versions(), "seed": seed,
+                          "results": [r.to_json() for r in results]}, indent=1))
+    else:
+        for result in results:
+            print(report.format_result(result, _replay(result.puzzle, args, seed)))
+            print()
+    return 0 if all(r.status == "passed" for r in results) else 1
+
+
+def _replay(number: int, args, seed: int) -> str:
+    parts = ["python -m grader", str(number)]
+    if args.impl != "puzzles":
+        parts.append(f"--impl {args.impl}")
+    if args.file:
+        parts.append(f"--file {args.file}")
+    if args.interpret:
+        parts.append("--interpret")
+    parts.append(f"--seed {seed}")
+    return " ".join(parts)
+
+
+def _table(args) -> int:
+    from . import progress, report
+
+    rows = progress.rows(args.impl)
+    if args.json:
+        print(json.dumps({"schema": "triton-attention-puzzles/progress/1", "impl": args.impl,
+                          "puzzles": [{"puzzle": n, "slug": s, "title": t, "status": st} for n, s, t, st in rows]},
+                         indent=1))
+    else:
+        print(report.format_table(rows, args.impl))
+    return 0

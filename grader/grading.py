@@ -1,0 +1,311 @@
+"""Grade a launcher on a puzzle's cases, in this process.
+
+``run_case`` is the whole story of one case: build the inputs, compute the float64 reference,
+call the learner's launcher under the interpreter hook and a time limit, then check (in this
+order) that it started, ran, stayed in bounds, returned the right kind of output, wrote every
+element, got the values right, left its inputs alone and kept to the budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from . import checker, instrument
+from .cases import Case, make_inputs, reference, spec_args, spec_outputs
+from .registry import Puzzle
+
+DEFAULT_TIMEOUT = 30.0  # seconds per case; an honest interpreter case takes well under 5
+
+# Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
+# no arithmetic produces, so elements that still hold it were never written.
+POISON_BITS = 0x7FC0DEAD
+
+
+class CaseTimeout(BaseException):
+    """Raised by the alarm; a BaseException so that no `except Exception` swallows it."""
+
+
+@dataclass
+class CaseResult:
+    name: str
+    passed: bool
+    reason: str  # passed, not_started, error, out_of_bounds, bad_output, never_written, mismatch,
+    #              input_modified, budget, timeout, crashed, skipped
+    message: str = ""
+    hint: str | None = None
+    errors: list[dict] = field(default_factory=list)
+    dims: dict = field(default_factory=dict)
+    blocks: dict = field(default_factory=dict)
+    about: str = ""
+    accesses: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> CaseResult:
+        return cls(**data)
+
+
+def result_for(case: Case, reason: str, message: str = "", **extra) -> CaseResult:
+    return CaseResult(case.name, reason == "passed", reason, message, dims=dict(case.dims),
+                      blocks=dict(case.blocks), about=case.about, **extra)
+
+
+# -- time limit ---------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise CaseTimeout in this thread after `seconds` (main thread on Unix; else no limit)."""
+    usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CaseTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# -- explaining a learner's exception -------------------------------------------------------------
+
+_LIBRARY_DIRS = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+    for m in (torch, contextlib, instrument)  # torch, the standard library, the grader
+)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = list(_LIBRARY_DIRS)
+    triton = sys.modules.get("triton")
+    if triton is not None:
+        dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen = set()
+    while exc.__cause__ is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__
+    return exc
+
+
+def explain_exception(exc: BaseException) -> str:
+    """'TypeError: ...' plus the learner's own line(s) where it happened."""
+    root = _root_cause(exc)
+    text = str(root).strip() or type(root).__name__
+    lines = text.splitlines()
+    if len(lines) > 14:  # compiler errors quote a lot of source; keep the head and the verdict
+        lines = lines[:10] + ["  ..."] + lines[-3:]
+    message = f"{type(root).__name__}: " + "\n  ".join(lines)
+    library = _library_dirs()
+    frames = []
+    for error in (root, exc):
+        frames = [f for f in traceback.extract_tb(error.__traceback__)
+                  if not os.path.abspath(f.filename).startswith(library) and not f.filename.startswith("<")]
+        if frames:
+            break
+    for frame in frames[-2:]:
+        message += f"\n  at {os.path.basename(frame.filename)}:{frame.lineno}: {frame.line}"
+    if isinstance(root, SyntaxError) and root.lineno:
+        message += f"\n  at {os.path.basename(root.filename or '?')}:{root.lineno}: {(root.text or '').strip()}"
+    return message
+
+
+# -- one case -------------------------------------------------------------------------------------
+
+def _poison_allocator(expected: list[torch.Tensor], device: str) -> None:
+    """Leave blocks full of POISON_BITS in the CUDA caching allocator, sized like the outputs,
+    so the launcher's torch.empty most likely gets them back."""
+    blocks = [torch.full((e.numel(),), POISON_BITS, dtype=torch.int32, device=device) for e in expected]
+    del blocks
+
+
+def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
+    if out.dtype != torch.float32 or not out.is_cuda:
+        return None
+    return (out.view(torch.int32) != POISON_BITS).cpu()
+
+
+def _accesses(recorder) -> list[dict]:
+    rows = []
+    for region in recorder.regions:
+        if region.loads or region.stores or region.atomics:
+            rows.append({"name": region.label, "params": list(region.params), "elements": region.numel,
+                         "read": region.loads / region.numel, "written": region.stores / region.numel,
+                         "atomics": region.atomics})
+    return rows
+
+
+def _check_outputs(puzzle: Puzzle, out, expected: list[torch.Tensor], device: str) -> str | None:
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(outs) != len(expected):
+        return f"the launcher returned {len(outs)} value(s); the spec returns {len(expected)}"
+    for name, value, exp, spec_out in zip(puzzle.outputs, outs, expected, spec_outputs(puzzle.spec)):
+        if not isinstance(value, torch.Tensor):
+            return f"the launcher returned {type(value).__name__} for {name}; return the output tensor"
+        if tuple(value.shape) != tuple(exp.shape):
+            return f"{name} has shape {tuple(value.shape)}; the spec's output has shape {tuple(exp.shape)}"
+        if value.dtype != spec_out.dtype:
+            return f"{name} has dtype {value.dtype}; the spec's output is {spec_out.dtype}"
+        if value.device.type != torch.device(device).type:
+            return f"{name} is on {value.device}; allocate it on the inputs' device ({device})"
+    return None
+
+
+def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
+             timeout: float | None = DEFAULT_TIMEOUT) -> CaseResult:
+    started = time.perf_counter()
+    inputs = make_inputs(puzzle.spec, case, seed)
+    expected = reference(puzzle.spec, inputs)
+    inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    args = [inputs[a.name].to(device) if a.dtype is not None else inputs[a.name] for a in spec_args(puzzle.spec)]
+    on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
+
+    def finish(reason, message="", **extra):
+        return result_for(case, reason, message, seconds=round(time.perf_counter() - started, 3), **extra)
+
+    with instrument.recording() as recorder:
+        if recorder is not None:
+            for name, value in on_device.items():
+                if isinstance(value, torch.Tensor):
+                    recorder.watch(name, value)
+        if device != "cpu":
+            _poison_allocator(expected, device)
+        try:
+            # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
+            with time_limit(timeout), np.errstate(all="ignore"):
+                out = launcher(*args, **case.blocks)
+                if device != "cpu":
+                    torch.cuda.synchronize()
+        except CaseTimeout:
+            return finish("timeout", f"stopped after {timeout:g} s: does a loop never end?")
+        except NotImplementedError as exc:
+            return finish("not_started", f"not implemented yet{': ' + str(exc) if str(exc) else ''}")
+        except Exception as exc:  # the learner's bug, reported, never raised
+            if recorder is not None and recorder.violation is not None:
+                return finish("out_of_bounds", recorder.violation.message(), accesses=_accesses(recorder))
+            return finish("error", explain_exception(exc))
+
+    if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
+        return finish("not_started", "not implemented yet (no kernel stored anything)")
+    problem = _check_outputs(puzzle, out, expected, device)
+    if problem:
+        return finish("bad_output", problem)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+
+    written = []
+    for name, value in zip(puzzle.outputs, outs):
+        if recorder is None:
+            written.append(_written_natively(value))
+            continue
+        region = recorder.region_of(value)
+        if region is None or not (region.stores or region.atomics):
+            return finish("bad_output", f"no kernel stored into the {name} you returned: every output element "
+                                        "must be written by a kernel's tl.store", accesses=_accesses(recorder))
+        region.label = name
+        written.append(torch.from_numpy(region.written.copy()))
+    accesses = _accesses(recorder) if recorder is not None else []
+
+    if recorder is None and all(w is not None and not w.any() for w in written):
+        return finish("not_started", "not implemented yet (no output element was written)")
+
+    for name, value, exp, wr in zip(puzzle.outputs, outs, expected, written):
+        allowed = puzzle.tolerance.allowed(inputs64, exp)
+        diagnosis = checker.compare(name, value, exp, allowed, wr, puzzle.tolerance)
+        if diagnosis is not None:
+            reason = "mismatch" if diagnosis.wrong else "never_written"
+            hint = checker.hint(value, exp, allowed, diagnosis.bad, case.blocks, inputs64, puzzle.hints) \
+                if diagnosis.wrong else None
+            return finish(reason, "\n".join(diagnosis.lines), hint=hint, errors=diagnosis.listed,
+                          accesses=accesses)
+
+    for name, value in on_device.items():
+        if isinstance(value, torch.Tensor) and not torch.equal(value.cpu(), inputs[name]):
+            return finish("input_modified", f"your kernel changed the input {name}: only store into the output",
+                          accesses=accesses)
+
+    if recorder is not None:
+        for budget in puzzle.budgets:
+            problem = budget.check(recorder, inputs[budget.arg].numel())
+            if problem:
+                return finish("budget", problem, accesses=accesses)
+    return finish("passed", accesses=accesses)
+
+
+# -- a whole puzzle -------------------------------------------------------------------------------
+
+@dataclass
+class PuzzleResult:
+    puzzle: int
+    slug: str
+    title: str
+    status: str  # passed, failed, not_started
+    seed: int
+    mode: str
+    source: str
+    cases: list[CaseResult]
+    notices: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["cases"] = [c.to_json() for c in self.cases]
+        return data
+
+
+def settle(puzzle: Puzzle, results: Iterable[CaseResult], start: int = 0) -> Iterator[CaseResult]:
+    """Pass results (for cases start, start+1, ...) through, stopping where more cases would tell
+    nothing new: after a not-started case, and (marking the rest skipped) after a timeout."""
+    for index, result in enumerate(results, start):
+        yield result
+        if result.reason == "not_started":
+            return
+        if result.reason == "timeout":
+            for case in puzzle.cases[index + 1:]:
+                yield result_for(case, "skipped", f"not run: case {result.name!r} timed out")
+            return
+
+
+def status_of(cases: list[CaseResult]) -> str:
+    if any(c.reason == "not_started" for c in cases):
+        return "not_started"
+    return "passed" if cases and all(c.passed for c in cases) else "failed"
+
+
+def mode_notices(device: str) -> list[str]:
+    ok, why = instrument.status()
+    return [why] if device == "cpu" and not ok else []
+
+
+def assemble(puzzle: Puzzle, results: list[CaseResult], seed: int, mode: str, source: str,
+             notices: list[str]) -> PuzzleResult:
+    settled = list(settle(puzzle, results))
+    return PuzzleResult(puzzle.number, puzzle.slug, puzzle.title, status_of(settled), seed, mode, source,
+                        settled, notices)
+
+
+def grade(puzzle: Puzzle, launcher: Callable, seed: int, device: str, source: str, mode: str,
+          timeout: float | None = DEFAULT_TIMEOUT) -> PuzzleResult:
+    """Grade in this process (notebooks); the CLI uses grader.runner to survive crashes."""
+    results = settle(puzzle, (run_case(puzzle, launcher, case, seed, device, timeout) for case in puzzle.cases))
+    return assemble(puzzle, list(results), seed, mode, source, mode_notices(device))

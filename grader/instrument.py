@@ -1,0 +1,330 @@
+"""The one hook into Triton's interpreter: bounds checks, access counts and store coverage.
+
+Everything version-specific lives here. We wrap a handful of methods of the interpreter's
+builder object (``triton.runtime.interpreter.interpreter_builder``) and the kernel launch
+(``GridExecutor.__call__``). Every wrapper takes ``*args`` and passes them through unchanged,
+so a new argument in a later triton release does not break us; we only read the positions
+that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one).
+
+What the wrappers do while a ``Recorder`` is active:
+- map every pointer to the tensor argument it came from (a tag carried through the builder's
+  ops, or the tensor that holds most of its lanes);
+- before a load, store or atomic runs, check each unmasked lane lies inside that tensor; an
+  out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
+- count the unmasked lanes per tensor, and mark which elements were stored.
+
+On a triton version we have not tested, ``status()`` says so and the grader falls back to
+checking values only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import linecache
+import os
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_TAG = "_grader_region"
+_MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
+    "create_masked_load": ("load", 0, 1),
+    "create_masked_store": ("store", 0, 2),
+    "create_atomic_rmw": ("atomic", 1, 3),
+    "create_atomic_cas": ("atomic", 0, None),
+}
+
+
+class AccessViolation(Exception):
+    """Raised inside the interpreter to stop a kernel before an out-of-bounds access runs."""
+
+
+@dataclass(eq=False)
+class Region:
+    """One tensor a kernel may touch: its bytes, and what kernels did to them."""
+    label: str
+    start: int
+    numel: int
+    itemsize: int
+    params: list[str] = field(default_factory=list)  # kernel parameter names it was passed as
+    loads: int = 0
+    stores: int = 0
+    atomics: int = 0
+    written: np.ndarray = None  # one flag per element: stored to (or atomically updated) at least once
+
+    def __post_init__(self):
+        self.written = np.zeros(self.numel, dtype=bool)
+
+    @property
+    def end(self) -> int:
+        return self.start + self.numel * self.itemsize
+
+    def describe(self) -> str:
+        passed = [p for p in self.params if p != self.label]
+        return f"{self.label} (passed as {', '.join(passed)})" if passed else self.label
+
+
+@dataclass
+class Violation:
+    kind: str          # load / store / atomic
+    region: Region | None
+    lanes: int         # unmasked lanes outside the tensor
+    active: int        # unmasked lanes in the access
+    offsets: list[int]  # first few offending element offsets
+    program: tuple
+    where: str         # file:line of the kernel code
+    code: str          # that line's source
+
+    def message(self) -> str:
+        if self.region is None:
+            target = f"out-of-bounds {self.kind}: the pointer does not point into any tensor argument"
+        else:
+            offs = ", ".join(str(o) for o in self.offsets)
+            target = (f"out-of-bounds {self.kind} on {self.region.describe()}: {self.lanes} of {self.active} "
+                      f"unmasked lanes outside it (offsets {offs}; valid 0..{self.region.numel - 1})")
+        return f"{target}\n  in program {self.program} at {self.where}: {self.code}"
+
+
+class Recorder:
+    """What kernels did during one case. Use through ``recording()``."""
+
+    def __init__(self):
+        self.regions: list[Region] = []
+        self.violation: Violation | None = None
+        self.program = (0, 0, 0)
+        self.programs = 0
+        self.launches: list[str] = []
+
+    # -- regions ----------------------------------------------------------------------
+    def watch(self, label: str, tensor) -> Region:
+        """Name a tensor before the launcher runs, so counts and reports use the spec's names."""
+        region = self._find_exact(tensor)
+        if region is None:
+            region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size())
+            self.regions.append(region)
+        return region
+
+    def region_of(self, tensor) -> Region | None:
+        return self._find_exact(tensor)
+
+    def _find_exact(self, tensor) -> Region | None:
+        start, numel = tensor.data_ptr(), tensor.numel()
+        for region in self.regions:
+            if region.start == start and region.numel == numel and region.itemsize == tensor.element_size():
+                return region
+        return None
+
+    def _launch(self, fn, arg_names, args, kwargs):
+        self.launches.append(getattr(fn, "__name__", "kernel"))
+        bound = dict(zip(arg_names, args))
+        bound.update({k: v for k, v in kwargs.items() if k in arg_names})
+        for name, value in bound.items():
+            base = getattr(value, "base", None) if type(value).__name__ == "TensorDescriptor" else value
+            if hasattr(base, "data_ptr") and hasattr(base, "numel"):
+                region = self.watch(name, base)
+                if name not in region.params:
+                    region.params.append(name)
+
+    def _classify(self, handle) -> Region | None:
+        """The region most of this pointer's lanes fall in; a lane exactly at a start wins."""
+        addrs = np.asarray(handle.data, dtype=np.uint64).ravel()
+        if not self.regions or addrs.size == 0:
+            return None
+        best, best_count = None, 0
+        for region in self.regions:
+            inside = int(np.count_nonzero((addrs >= region.start) & (addrs < region.end)))
+            if addrs.size == 1 and inside:
+                return region
+            if inside > best_count:
+                best, best_count = region, inside
+        return best
+
+    def _region_for(self, handle) -> Region | None:
+        tagged = getattr(handle, "attr", {}).get(_TAG)
+        if tagged is not None and tagged[0] is self:
+            return tagged[1]
+        return self._classify(handle)
+
+    # -- accesses ---------------------------------------------------------------------
+    def _access(self, kind: str, ptrs, mask):
+        data = np.asarray(ptrs.data)
+        active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
+            np.asarray(mask.data, dtype=bool), data.shape)
+        addrs = data[active].astype(np.uint64)
+        region = self._region_for(ptrs)
+        if region is None:
+            if addrs.size:
+                self._stop(kind, None, addrs.size, addrs.size, [])
+            return
+        offsets = addrs.astype(np.int64) - np.int64(region.start)
+        bad = (offsets < 0) | (offsets >= region.numel * region.itemsize) | (offsets % region.itemsize != 0)
+        if bad.any():
+            first = sorted(set((offsets[bad] // region.itemsize).tolist()))[:4]
+            self._stop(kind, region, int(bad.sum()), addrs.size, first)
+        elements = offsets // region.itemsize
+        if kind == "load":
+            region.loads += elements.size
+        elif kind == "store":
+            region.stores += elements.size
+            region.written[elements] = True
+        else:
+            region.atomics += elements.size
+            region.written[elements] = True
+
+    def _stop(self, kind, region, lanes, active, offsets):
+        where, code = _kernel_line()
+        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code)
+        raise AccessViolation(self.violation.message())
+
+    def _tag(self, result, args):
+        if not _is_pointer(result) or _TAG in result.attr:
+            return
+        for arg in args:
+            if _is_pointer(arg):
+                region = self._region_for(arg)
+                if region is not None:
+                    result.attr[_TAG] = (self, region)
+                return
+
+
+def _is_pointer(handle) -> bool:
+    dtype = getattr(handle, "dtype", None)
+    return isinstance(getattr(handle, "attr", None), dict) and getattr(dtype, "is_ptr", lambda: False)()
+
+
+_TRITON_DIR = None
+_HERE = os.path.abspath(__file__)
+
+
+def _kernel_line() -> tuple[str, str]:
+    """file:line and source of the innermost frame outside triton and this module."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if filename != _HERE and not filename.startswith(_TRITON_DIR):
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            return f"{os.path.basename(filename)}:{frame.f_lineno}", line
+        frame = frame.f_back
+    return "?", ""
+
+
+# -- installing the hook ------------------------------------------------------------------
+_active: Recorder | None = None
+_installed = False
+_unavailable_reason: str | None = None
+
+
+def _hook_points():
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "interpreter_builder", None)
+    executor = getattr(interpreter, "GridExecutor", None)
+    missing = [name for name in (*_MEMORY_OPS, "set_grid_idx", "set_grid_dim", "create_addptr")
+               if not callable(getattr(builder, name, None))]
+    if executor is None or "__call__" not in vars(executor):
+        missing.append("GridExecutor")
+    handle_fields = [f.name for f in dataclasses.fields(getattr(interpreter, "TensorHandle", object))] \
+        if dataclasses.is_dataclass(getattr(interpreter, "TensorHandle", None)) else []
+    if "attr" not in handle_fields:
+        missing.append("TensorHandle.attr")
+    return interpreter, builder, executor, missing
+
+
+def status() -> tuple[bool, str]:
+    """(True, "") when the hook can be used; else (False, the one-line reason)."""
+    global _unavailable_reason
+    if _installed:
+        return True, ""
+    if _unavailable_reason is not None:
+        return False, _unavailable_reason
+    from . import env
+
+    if not env.interpreter_forced():
+        _unavailable_reason = "the interpreter is not in use"
+    elif not env.triton_is_tested():
+        _unavailable_reason = (f"triton {env.versions()['triton']} is untested with the grader's interpreter hook: "
+                               "grading correctness only (no out-of-bounds, coverage or budget checks)")
+    else:
+        try:
+            missing = _hook_points()[3]
+        except Exception as exc:  # a reorganised interpreter module
+            missing = [repr(exc)]
+        if missing:
+            _unavailable_reason = (f"triton's interpreter lacks {', '.join(missing)}: "
+                                   "grading correctness only (no out-of-bounds, coverage or budget checks)")
+    return _unavailable_reason is None, _unavailable_reason or ""
+
+
+def _wrap_memory_op(original, kind, ptr_at, mask_at):
+    def wrapper(*args, **kwargs):
+        if _active is not None:
+            mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
+            _active._access(kind, args[ptr_at], mask)
+        return original(*args, **kwargs)
+    return wrapper
+
+
+def _wrap_tagging(original):
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if _active is not None:
+            _active._tag(result, args)
+        return result
+    return wrapper
+
+
+def _install():
+    global _installed, _TRITON_DIR
+    import triton
+
+    _TRITON_DIR = os.path.dirname(os.path.abspath(triton.__file__))
+    interpreter, builder, executor, _ = _hook_points()
+    for name in dir(builder):
+        if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
+            setattr(builder, name, _wrap_tagging(getattr(builder, name)))
+    for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
+        setattr(builder, name, _wrap_memory_op(getattr(builder, name), kind, ptr_at, mask_at))
+
+    set_grid_idx, set_grid_dim = builder.set_grid_idx, builder.set_grid_dim
+
+    def grid_idx(*args, **kwargs):
+        if _active is not None:
+            _active.program = tuple(args[:3])
+        return set_grid_idx(*args, **kwargs)
+
+    def grid_dim(*args, **kwargs):
+        if _active is not None:
+            _active.programs += int(np.prod(args[:3]))
+        return set_grid_dim(*args, **kwargs)
+
+    builder.set_grid_idx, builder.set_grid_dim = grid_idx, grid_dim
+
+    launch = executor.__call__
+
+    def call(self, *args, **kwargs):
+        if _active is not None:
+            _active._launch(self.fn, getattr(self, "arg_names", []), args, kwargs)
+        return launch(self, *args, **kwargs)
+
+    executor.__call__ = call
+    _installed = True
+
+
+@contextlib.contextmanager
+def recording():
+    """Record every kernel launched inside the block. Yields None when the hook is unavailable."""
+    global _active
+    ok, _ = status()
+    if not ok:
+        yield None
+        return
+    if not _installed:
+        _install()
+    recorder = Recorder()
+    _active = recorder
+    try:
+        yield recorder
+    finally:
+        _active = None

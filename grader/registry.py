@@ -1,0 +1,239 @@
+"""The puzzle registry: the one place that says what each puzzle is and how it is graded.
+
+Adding a puzzle means adding an entry to ``PUZZLES`` (with its spec in ``specs.py``) plus the
+files ``solutions/pNN_slug.py`` and ``puzzles/pNN_slug.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from . import specs
+from .budgets import Reads
+from .cases import Case, normal, per_input, rows
+from .checker import PuzzleHint, Tolerance, magnitude_scale
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    number: int
+    slug: str
+    title: str
+    notebook: str
+    spec: Callable
+    cases: tuple[Case, ...]
+    tolerance: Tolerance
+    budgets: tuple[Reads, ...] = ()
+    hints: tuple[PuzzleHint, ...] = ()
+    outputs: tuple[str, ...] = ("z",)
+
+    @property
+    def module(self) -> str:
+        return f"p{self.number:02d}_{self.slug}"
+
+    @property
+    def launcher(self) -> str:
+        return self.slug
+
+
+# -- chapter 1: warm-ups ---------------------------------------------------------------------
+
+ADD_CASES = (
+    Case("spec", dict(N0=200), dict(B0=32), about="the spec's own size"),
+    Case("ragged", dict(N0=1000), dict(B0=128), about="N0 is not a multiple of B0"),
+    Case("small blocks", dict(N0=97), dict(B0=16)),
+    Case("exact multiple", dict(N0=256), dict(B0=64)),
+    Case("single element", dict(N0=1), dict(B0=32)),
+    Case("large", dict(N0=100_003), dict(B0=1024)),
+    Case("large magnitudes", dict(N0=300), dict(B0=64), fill=normal(1e6)),
+)
+
+OUTER_ADD_CASES = (
+    Case("spec", dict(N0=50, N1=40), dict(B0=16, B1=16), about="the spec's own size"),
+    Case("ragged", dict(N0=301, N1=37), dict(B0=64, B1=8), about="neither size a multiple of its block"),
+    Case("square", dict(N0=64, N1=64), dict(B0=32, B1=16)),
+    Case("single row", dict(N0=100, N1=1), dict(B0=32, B1=16)),
+    Case("single column", dict(N0=1, N1=70), dict(B0=16, B1=32)),
+    Case("single element", dict(N0=1, N1=1), dict(B0=16, B1=16)),
+    Case("large", dict(N0=1000, N1=700), dict(B0=128, B1=64)),
+)
+
+# -- chapter 2: long softmax and attention ------------------------------------------------------
+
+ROW_SUM_CASES = (
+    Case("spec", dict(N0=4, T=200), dict(B0=2, B1=32), about="the spec's own size"),
+    Case("ragged", dict(N0=37, T=301), dict(B0=4, B1=64), about="T is not a multiple of B1"),
+    Case("long rows", dict(N0=3, T=5000), dict(B0=2, B1=256)),
+    Case("row shorter than a block", dict(N0=10, T=5), dict(B0=4, B1=64)),
+    Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
+    Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
+    Case("large", dict(N0=300, T=700), dict(B0=16, B1=128)),
+    Case("cancelling magnitudes 1e4", dict(N0=8, T=333), dict(B0=8, B1=64), fill=normal(1e4),
+         about="sums near zero from large terms; the tolerance scales with the sum of |x|"),
+)
+
+
+def _spike_row(position: Callable[[int, int], int], height: float = 1000.0):
+    def make(i, length, gen):
+        row = torch.randn(length, generator=gen, dtype=torch.float64)
+        row[position(i, length)] = height
+        return row
+    return make
+
+
+SOFTMAX_CASES = (
+    Case("spec", dict(N0=4, T=200), dict(B0=2, B1=32), about="the spec's own size"),
+    Case("ragged", dict(N0=37, T=301), dict(B0=4, B1=64), about="neither size a multiple of its block"),
+    Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
+    Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
+    Case("large", dict(N0=64, T=2000), dict(B0=8, B1=256)),
+    Case("[1000, 1, 2, 3]", dict(N0=3, T=4), dict(B0=2, B1=2),
+         fill=rows(lambda i, n, g: torch.tensor([1000.0, 1.0, 2.0, 3.0]), "every row is [1000, 1, 2, 3]"),
+         about="exp(1000) overflows unless the max is subtracted first"),
+    Case("spike in the last block", dict(N0=5, T=300), dict(B0=2, B1=64),
+         fill=rows(_spike_row(lambda i, n: n - 1 - i), "normal, with 1000 near the end of each row"),
+         about="the row max arrives in the last block, so earlier partial sums must be rescaled"),
+    Case("max grows every block", dict(N0=4, T=300), dict(B0=4, B1=32),
+         fill=rows(lambda i, n, g: torch.linspace(0, 40, n, dtype=torch.float64) + 0.1 * torch.randn(n, generator=g,
+                   dtype=torch.float64), "increasing from 0 to 40"),
+         about="a new maximum in every block"),
+    Case("magnitudes 1e4", dict(N0=6, T=250), dict(B0=2, B1=64), fill=normal(1e4)),
+    Case("values near 1e-9", dict(N0=6, T=250), dict(B0=4, B1=64), fill=normal(1e-9),
+         about="nearly uniform rows: every output is close to 1/T"),
+    Case("all-equal rows", dict(N0=6, T=250), dict(B0=2, B1=64),
+         fill=rows(lambda i, n, g: torch.full((n,), [0.0, 1.0, -5.0, 1e4, -1e4, 3.5][i % 6], dtype=torch.float64),
+                   "each row one constant: 0, 1, -5, 1e4, -1e4, 3.5"),
+         about="every output is exactly 1/T"),
+    Case("large negative rows", dict(N0=6, T=250), dict(B0=4, B1=64), fill=normal(3.0, shift=-1e4),
+         about="every value near -1e4: a max started at 0, or padding loaded as 0, breaks it"),
+)
+
+
+def _softmax_scale(inputs, expected):
+    return expected.abs() + 1e-2 * expected.abs().amax(dim=1, keepdim=True)
+
+
+SOFTMAX_TOLERANCE = Tolerance(1e-5, _softmax_scale, "|expected| + 0.01 x the row's largest output")
+
+def _online_without_rescale(x: torch.Tensor, block: int) -> torch.Tensor:
+    """The online softmax with the classic bug: the running sum is not rescaled when the max grows."""
+    running_max = torch.full(x.shape[:1], -torch.inf, dtype=x.dtype)
+    running_sum = torch.zeros(x.shape[:1], dtype=x.dtype)
+    for start in range(0, x.shape[1], block):
+        chunk = x[:, start:start + block]
+        running_max = torch.maximum(running_max, chunk.amax(dim=1))
+        running_sum = running_sum + torch.exp(chunk - running_max[:, None]).sum(dim=1)
+    return torch.exp(x - running_max[:, None]) / running_sum[:, None]
+
+
+def _matches(yours: torch.Tensor, candidate: torch.Tensor) -> bool:
+    return bool(torch.allclose(yours, candidate, rtol=1e-4, atol=1e-7 * float(candidate.abs().max())))
+
+
+SOFTMAX_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: _matches(z, _online_without_rescale(i["x"], b["B1"])),
+     "the running sum is not rescaled: when the max grows from m to m', multiply the sum by exp(m - m')"),
+)
+
+
+def _first_block_only(inputs, yours, blocks) -> bool:
+    x = inputs["x"]
+    return x.shape[1] > blocks["B1"] and _matches(yours, x[:, : blocks["B1"]].sum(dim=1))
+
+
+def _attention_without_rescale(q, k, v, block):
+    scores = q[:, None] * k[None, :]
+    running_max = torch.full(q.shape, -torch.inf, dtype=q.dtype)
+    denominator, numerator = torch.zeros_like(q), torch.zeros_like(q)
+    for start in range(0, k.shape[0], block):
+        chunk = scores[:, start:start + block]
+        running_max = torch.maximum(running_max, chunk.amax(dim=1))
+        weights = torch.exp(chunk - running_max[:, None])
+        denominator = denominator + weights.sum(dim=1)
+        numerator = numerator + weights @ v[start:start + block]
+    return numerator / denominator
+
+
+FLASH_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: _matches(z, _attention_without_rescale(i["q"], i["k"], i["v"], b["B1"])),
+     "the running sums are not rescaled: when the max grows from m to m', multiply both the "
+     "denominator and the weighted sum by exp(m - m')"),
+)
+
+
+def _attention_scale(inputs, expected):
+    """Rounding bound for z_i = sum_j p_ij v_j in units of float32 eps.
+
+    A score s_ij carries a relative rounding error, and so does s_ij - m_i; both move the weight
+    p_ij by that much, and through the normaliser every other weight too. Summing those
+    condition numbers, weighted by p_ij |v_j|, gives the scale of an honest float32 result.
+    """
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    scores = q[:, None] * k[None, :]
+    weights = torch.softmax(scores, dim=1)
+    condition = 1 + scores.abs() + (scores - scores.amax(dim=1, keepdim=True)).abs()
+    mass = weights * v.abs()[None, :]
+    return mass.sum(1) + (mass * condition).sum(1) + mass.sum(1) * (weights * condition).sum(1)
+
+
+FLASH_CASES = (
+    Case("spec", dict(N0=32, T=200), dict(B0=8, B1=32), about="the spec's own size"),
+    Case("ragged", dict(N0=37, T=301), dict(B0=8, B1=64), about="neither size a multiple of its block"),
+    Case("single query", dict(N0=1, T=500), dict(B0=1, B1=64)),
+    Case("single key", dict(N0=10, T=1), dict(B0=4, B1=16)),
+    Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
+    Case("large", dict(N0=256, T=2000), dict(B0=32, B1=256)),
+    Case("large scores", dict(N0=20, T=300), dict(B0=4, B1=64), fill=normal(30.0),
+         about="scores up to thousands: exp overflows unless the running max is subtracted"),
+    Case("max grows every block", dict(N0=12, T=300), dict(B0=4, B1=32),
+         fill=per_input(q=lambda n, s, g: 0.5 + torch.rand(s, generator=g, dtype=torch.float64),
+                        k=lambda n, s, g: torch.linspace(-20, 20, s[0], dtype=torch.float64)),
+         about="q > 0 and k increasing: every key block brings a new max, so the sums must be rescaled"),
+    Case("zero queries", dict(N0=9, T=150), dict(B0=2, B1=32),
+         fill=per_input(q=lambda n, s, g: torch.zeros(s, dtype=torch.float64)),
+         about="q = 0 gives equal weights: the answer is the mean of v"),
+)
+
+# -- the registry --------------------------------------------------------------------------------
+
+PUZZLES: tuple[Puzzle, ...] = (
+    Puzzle(1, "add", "Vector add: programs, blocks and masks", "01_warmup", specs.add, ADD_CASES,
+           Tolerance(1e-6, magnitude_scale(specs.add), "|x| + |y|")),
+    Puzzle(2, "outer_add", "Outer add: 2-D blocks", "01_warmup", specs.outer_add, OUTER_ADD_CASES,
+           Tolerance(1e-6, magnitude_scale(specs.outer_add), "|x[i]| + |y[j]|")),
+    Puzzle(3, "row_sum", "Row sum: a loop over a long row", "01_warmup", specs.row_sum, ROW_SUM_CASES,
+           Tolerance(1e-5, magnitude_scale(specs.row_sum), "the row's sum of |x|"),
+           hints=((_first_block_only, "you summed only the first block of each row: loop over the whole "
+                                      "row with tl.range"),)),
+    Puzzle(4, "softmax_three_loop", "Long softmax in three passes", "02_softmax_and_attention",
+           specs.softmax, SOFTMAX_CASES, SOFTMAX_TOLERANCE, hints=SOFTMAX_HINTS,
+           budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),)),
+    Puzzle(5, "softmax_online", "Online softmax: max and sum in one pass", "02_softmax_and_attention",
+           specs.softmax, SOFTMAX_CASES, SOFTMAX_TOLERANCE, hints=SOFTMAX_HINTS,
+           budgets=(Reads("x", 2, lesson="Carry the running max and rescale the running sum, so the max "
+                                        "and the sum come from one pass over x."),)),
+    Puzzle(6, "flash_attention", "Scalar FlashAttention: one pass over keys and values",
+           "02_softmax_and_attention", specs.flash_attention, FLASH_CASES,
+           Tolerance(4e-6, _attention_scale, "the float32 rounding bound of the softmax-weighted sum"),
+           hints=FLASH_HINTS,
+           budgets=(Reads("k", 1, per_program=True, lesson="Read each key once per program."),
+                    Reads("v", 1, per_program=True, lesson="Read each value once per program, in the same loop "
+                                                         "as the keys."))),
+)
+
+BY_NUMBER = {p.number: p for p in PUZZLES}
+BY_SLUG = {p.slug: p for p in PUZZLES}
+
+
+def find(key: str | int) -> Puzzle:
+    """A puzzle by number ('4', 4) or slug ('softmax_three_loop'); KeyError with the choices if absent."""
+    text = str(key).strip()
+    if text.isdigit() and int(text) in BY_NUMBER:
+        return BY_NUMBER[int(text)]
+    if text in BY_SLUG:
+        return BY_SLUG[text]
+    choices = ", ".join(f"{p.number} ({p.slug})" for p in PUZZLES)
+    raise KeyError(f"no puzzle {text!r}; choose one of: {choices}")

@@ -1,0 +1,83 @@
+"""Turn grading results into text for people; ``--json`` output is ``PuzzleResult.to_json``."""
+
+from __future__ import annotations
+
+import sys
+
+from .grading import CaseResult, PuzzleResult
+from .registry import BY_NUMBER
+
+
+def _marks():
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
+    return ("✓", "✗", "★") if "utf" in encoding else ("ok", "XX", "*")
+
+
+def accesses_line(case: CaseResult) -> str:
+    parts = []
+    for row in case.accesses:
+        if row["read"]:
+            parts.append(f"{row['name']} read {row['read']:.1f}x")
+        if row["written"]:
+            parts.append(f"{row['name']} written {row['written']:.1f}x")
+        if row["atomics"]:
+            parts.append(f"{row['name']} {row['atomics']} atomics")
+    return ", ".join(parts)
+
+
+def _case_line(case: CaseResult, mark: str) -> str:
+    shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
+    blocks = ", ".join(f"{k}={v}" for k, v in case.blocks.items())
+    where = f"{shape}; {blocks}" if blocks else shape
+    line = f"  {mark} {case.name:<26} {where:<32}"
+    if case.passed and case.accesses:
+        line += f" {accesses_line(case)}"
+    return line.rstrip()
+
+
+def format_result(result: PuzzleResult, replay: str) -> str:
+    ok, bad, star = _marks()
+    lines = [f"Puzzle {result.puzzle}: {BY_NUMBER[result.puzzle].title}   ({result.source})"]
+    lines += [f"  note: {n}" for n in result.notices]
+    if result.status == "not_started":
+        case = result.cases[-1]
+        lines.append(f"  not started: {case.message}")
+        lines.append(f"  Write your kernel in {result.source}, then run: {replay.split(' --seed')[0]}")
+        return "\n".join(lines)
+    for case in result.cases:
+        lines.append(_case_line(case, ok if case.passed else bad))
+        if case.passed:
+            continue
+        if case.about:
+            lines.append(f"      this case: {case.about}")
+        lines += [f"      {line}" for line in case.message.splitlines()]
+        if case.accesses:
+            lines.append(f"      accesses: {accesses_line(case)}")
+        if case.hint:
+            lines.append(f"      hint: {case.hint}")
+    passed = sum(c.passed for c in result.cases)
+    total = len(BY_NUMBER[result.puzzle].cases)
+    if result.status == "passed":
+        following = BY_NUMBER.get(result.puzzle + 1)
+        nxt = f" Next: puzzle {following.number}, {following.title}." if following else " That was the last one."
+        lines.append(f"  {star} Solved: all {total} cases pass ({result.mode}).{nxt}")
+    else:
+        lines.append(f"  {passed} of {total} cases pass ({result.mode}). Seed {result.seed}; replay: {replay}")
+    return "\n".join(lines)
+
+
+STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started",
+                "changed": "changed since graded", "ungraded": "not graded yet"}
+
+
+def format_table(rows: list[tuple[int, str, str, str]], where: str) -> str:
+    """rows of (number, slug, title, status key)."""
+    lines = [f"Triton Attention Puzzles: progress in {where}/", "",
+             f"  {'#':>2}  {'puzzle':<20} {'title':<52} status"]
+    for number, slug, title, status in rows:
+        lines.append(f"  {number:>2}  {slug:<20} {title:<52} {STATUS_WORDS[status]}")
+    done = sum(status == "passed" for *_, status in rows)
+    todo = next((number for number, *_, status in rows if status != "passed"), None)
+    lines.append("")
+    lines.append(f"  {done} of {len(rows)} passed." + (f" Next: python -m grader {todo}" if todo else " All solved!"))
+    return "\n".join(lines)

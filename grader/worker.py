@@ -1,0 +1,45 @@
+"""The child process that grades cases for ``grader.runner`` and streams one JSON line per event.
+
+Run as ``python -m grader.worker FD`` with the job as JSON on stdin; events go to file
+descriptor FD, so that anything the learner's code prints (sent to stderr) cannot garble them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def main() -> None:
+    events = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    os.dup2(2, 1)  # the learner's prints go to stderr; stdout may carry the parent's --json
+    job = json.loads(sys.stdin.read())
+
+    def emit(**event):
+        events.write(json.dumps(event) + "\n")
+
+    from . import env
+
+    mode = env.choose_mode(job["interpret"])  # before anything imports triton
+    from . import grading, loader, registry
+
+    def run(puzzle, launcher, start):
+        for index in range(start, len(puzzle.cases)):
+            emit(event="start", puzzle=puzzle.number, case=index)
+            yield grading.run_case(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device, job["timeout"])
+
+    for item in job["puzzles"]:
+        puzzle = registry.find(item["puzzle"])
+        try:
+            launcher = loader.load_launcher(puzzle, job["impl"], job["file"])
+        except loader.LoadError as exc:
+            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
+            continue
+        for result in grading.settle(puzzle, run(puzzle, launcher, item["start"]), item["start"]):
+            emit(event="result", puzzle=puzzle.number, result=result.to_json())
+        emit(event="done", puzzle=puzzle.number, notices=grading.mode_notices(mode.device))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""Puzzle 3: Row sum. A loop over a long row.
+
+You will learn
+- how a program walks a row longer than any block, one B1-wide slice at a time, with `tl.range`;
+- how an accumulator carried through the loop (`acc += ...`) holds the partial result;
+- why padded lanes must load a value that does not change the answer (0 for a sum).
+
+The math
+    z[r] = sum_t x[r, t]   for r = 0 .. N0-1
+
+Spec (the grader's copy is in grader/specs.py)
+    def row_sum(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0"]:
+        return x.sum(dim=1)
+
+What you write: the body of `row_sum_kernel`. The launcher `row_sum` is given.
+Program `pid` sums rows pid*B0 .. pid*B0 + B0-1; each row has T values, T far larger than B1.
+
+Hints
+- the program's rows, their mask, and a float32 accumulator of B0 zeros        (3 lines)
+- `for start in tl.range(0, T, B1):` load a [B0, B1] tile with `other=0.0`,
+  add `tl.sum(tile, axis=1)` to the accumulator                                (5 lines)
+- store the accumulator                                                        (1 line)
+
+Grade it:  python -m grader 3
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum_kernel(
+    x_ptr,  # pointer to x: N0 x T float32 values, row-major
+    z_ptr,  # pointer to the output z: N0 float32 values
+    N0,  # number of rows
+    T,  # row length
+    B0: tl.constexpr,  # rows per program, a power of two
+    B1: tl.constexpr,  # columns per loop step, a power of two
+):
+    # Your code here: about 9 lines.
+    pass
+
+
+def row_sum(x: torch.Tensor, B0: int = 1, B1: int = 1024) -> torch.Tensor:
+    """One program per B0 rows."""
+    n0, t = x.shape
+    z = torch.empty(n0, dtype=x.dtype, device=x.device)
+    row_sum_kernel[(triton.cdiv(n0, B0),)](x, z, n0, t, B0=B0, B1=B1)
+    return z

@@ -1,0 +1,54 @@
+"""Puzzle 1: Vector add. Programs, blocks and masks.
+
+You will learn
+- how a launch splits work into programs, and how a program finds its block (`tl.program_id`);
+- how `tl.arange` makes a block of offsets, and how pointers plus offsets address memory;
+- why the last block needs a mask when N0 is not a multiple of B0.
+
+The math
+    z[i] = x[i] + y[i]   for i = 0 .. N0-1
+
+Spec (the grader's copy is in grader/specs.py)
+    def add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N0"]) -> Float32[Tensor, "N0"]:
+        return x + y
+
+What you write: the body of `add_kernel`. The launcher `add` is given.
+Program `pid` handles elements pid*B0 .. pid*B0 + B0-1; some of the last program's lanes lie past N0.
+
+Hints
+- offsets: `pid * B0 + tl.arange(0, B0)`                        (1 line)
+- mask:    `offsets < N0`, passed to every tl.load and tl.store  (1 line)
+- load x and y, add, store z                                      (3 lines)
+
+Grade it:  python -m grader 1
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(
+    x_ptr,  # pointer to x: N0 float32 values
+    y_ptr,  # pointer to y: N0 float32 values
+    z_ptr,  # pointer to the output z: N0 float32 values
+    N0,  # number of elements
+    B0: tl.constexpr,  # elements per program, a power of two
+):
+    # >>> solution: about 6 lines
+    pid = tl.program_id(0)
+    offsets = pid * B0 + tl.arange(0, B0)
+    mask = offsets < N0  # the last block runs past N0
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(z_ptr + offsets, x + y, mask=mask)
+    # <<< solution
+
+
+def add(x: torch.Tensor, y: torch.Tensor, B0: int = 1024) -> torch.Tensor:
+    """One program per B0 elements."""
+    z = torch.empty_like(x)
+    n0 = x.numel()
+    add_kernel[(triton.cdiv(n0, B0),)](x, y, z, n0, B0=B0)
+    return z

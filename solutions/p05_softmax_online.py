@@ -1,0 +1,77 @@
+"""Puzzle 5: Online softmax. The max and the sum in one pass.
+
+You will learn
+- the online recurrence that keeps a running max and a running sum in the same loop;
+- why the running sum must be rescaled whenever the max grows;
+- how that saves a whole pass over x: 2 reads instead of 3, which is what makes it fast.
+
+The math, for each row (m and d are numbers per row; start with m = -inf, d = 0)
+    for each block b of the row:
+        m_new = max(m, max(x_b))
+        d     = d * exp(m - m_new) + sum(exp(x_b - m_new))     d was a sum of exp(x - m):
+        m     = m_new                                          rescale it to the new max
+    then a second loop writes z = exp(x - m) / d.
+On the first block, m = -inf and exp(-inf - m_new) = 0, so no special case is needed.
+
+Spec (the grader's copy is in grader/specs.py)
+    def softmax(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0 T"]:
+        x_max = x.max(dim=1, keepdim=True).values
+        x_exp = torch.exp(x - x_max)
+        return x_exp / x_exp.sum(dim=1, keepdim=True)
+
+What you write: the body of `softmax_online_kernel`. The launcher is given.
+Budget: x is read at most 2 times. A three-pass kernel (puzzle 4) fails here.
+
+Hints
+- rows, their mask, m = -inf and d = 0 per row                              (4 lines)
+- loop 1: load, m_new, rescale d and add this block's sum, m = m_new        (7 lines)
+- loop 2: load again and store exp(x - m) / d                               (5 lines)
+
+Grade it:  python -m grader 5
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_online_kernel(
+    x_ptr,  # pointer to x: N0 x T float32 values, row-major
+    z_ptr,  # pointer to the output z: N0 x T float32 values, row-major
+    N0,  # number of rows
+    T,  # row length
+    B0: tl.constexpr,  # rows per program, a power of two
+    B1: tl.constexpr,  # columns per loop step, a power of two
+):
+    # >>> solution: about 17 lines
+    LOG2E: tl.constexpr = 1.4426950408889634
+    rows = tl.program_id(0) * B0 + tl.arange(0, B0)
+    row_ok = rows < N0
+    row_max = tl.full([B0], float("-inf"), dtype=tl.float32)
+    denominator = tl.zeros([B0], dtype=tl.float32)
+    for start in tl.range(0, T, B1):
+        cols = start + tl.arange(0, B1)
+        mask = row_ok[:, None] & (cols[None, :] < T)
+        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"))
+        new_max = tl.maximum(row_max, tl.max(x, axis=1))
+        # d held sum(exp(x - old max)); multiplying by exp(old - new) re-bases it on the new max.
+        denominator = denominator * tl.exp2((row_max - new_max) * LOG2E) \
+            + tl.sum(tl.exp2((x - new_max[:, None]) * LOG2E), axis=1)
+        row_max = new_max
+    for start in tl.range(0, T, B1):
+        cols = start + tl.arange(0, B1)
+        mask = row_ok[:, None] & (cols[None, :] < T)
+        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask)
+        z = tl.exp2((x - row_max[:, None]) * LOG2E) / denominator[:, None]
+        tl.store(z_ptr + rows[:, None] * T + cols[None, :], z, mask=mask)
+    # <<< solution
+
+
+def softmax_online(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:
+    """One program per B0 rows; more warps for wider tiles."""
+    n0, t = x.shape
+    z = torch.empty_like(x)
+    num_warps = min(16, max(1, B0 * B1 // 256))
+    softmax_online_kernel[(triton.cdiv(n0, B0),)](x, z, n0, t, B0=B0, B1=B1, num_warps=num_warps)
+    return z
