@@ -6,8 +6,8 @@ files ``solutions/pNN_slug.py`` and ``puzzles/pNN_slug.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import torch
 
@@ -15,6 +15,21 @@ from . import specs
 from .budgets import Reads
 from .cases import Case, normal, per_input, rows
 from .checker import PuzzleHint, Tolerance, magnitude_scale
+
+
+@dataclass(frozen=True)
+class Bench:
+    """How `python -m grader bench` times a puzzle on the GPU.
+
+    Bytes are counted from the spec: every input read once and every output written once is the
+    compulsory traffic. ``extra_reads`` adds the re-reads the puzzle's algorithm needs, which gives
+    the floor that algorithm can reach (puzzle 5 reads x twice: one extra read).
+    """
+    sizes: tuple[Mapping[str, int], ...]
+    blocks: tuple[Mapping[str, int], ...]  # candidate block sizes; the fastest is reported
+    extra_reads: Mapping[str, float] = field(default_factory=dict)
+    library: Mapping[str, Callable] = field(default_factory=dict)  # what a practitioner would call instead
+    exps: Callable[[Mapping[str, int]], int] | None = None  # exponentials computed, for compute-bound puzzles
 
 
 @dataclass(frozen=True)
@@ -29,6 +44,7 @@ class Puzzle:
     budgets: tuple[Reads, ...] = ()
     hints: tuple[PuzzleHint, ...] = ()
     outputs: tuple[str, ...] = ("z",)
+    bench: Bench | None = None
 
     @property
     def module(self) -> str:
@@ -197,31 +213,55 @@ FLASH_CASES = (
          about="q = 0 gives equal weights: the answer is the mean of v"),
 )
 
+# -- GPU benchmarks (python -m grader bench) ----------------------------------------------------------
+
+SOFTMAX_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
+SOFTMAX_BLOCKS = (dict(B0=1, B1=1024), dict(B0=1, B1=2048), dict(B0=1, B1=4096), dict(B0=1, B1=8192))
+SOFTMAX_LIBRARY = {"torch.softmax": lambda x: torch.softmax(x, dim=1)}
+
+
+def _sdpa(q, k, v):
+    """Scalar attention as PyTorch's fused attention sees it: one head of dimension 1, scale 1."""
+    return torch.nn.functional.scaled_dot_product_attention(
+        q[None, None, :, None], k[None, None, :, None], v[None, None, :, None], scale=1.0).reshape(-1)
+
+
 # -- the registry --------------------------------------------------------------------------------
 
 PUZZLES: tuple[Puzzle, ...] = (
     Puzzle(1, "add", "Vector add: programs, blocks and masks", "01_warmup", specs.add, ADD_CASES,
-           Tolerance(1e-6, magnitude_scale(specs.add), "|x| + |y|")),
+           Tolerance(1e-6, magnitude_scale(specs.add), "|x| + |y|"),
+           bench=Bench(sizes=(dict(N0=1 << 26),), blocks=(dict(B0=1024), dict(B0=4096)))),
     Puzzle(2, "outer_add", "Outer add: 2-D blocks", "01_warmup", specs.outer_add, OUTER_ADD_CASES,
-           Tolerance(1e-6, magnitude_scale(specs.outer_add), "|x[i]| + |y[j]|")),
+           Tolerance(1e-6, magnitude_scale(specs.outer_add), "|x[i]| + |y[j]|"),
+           bench=Bench(sizes=(dict(N0=16384, N1=16384),),
+                       blocks=(dict(B0=64, B1=64), dict(B0=128, B1=32), dict(B0=256, B1=16)))),
     Puzzle(3, "row_sum", "Row sum: a loop over a long row", "01_warmup", specs.row_sum, ROW_SUM_CASES,
            Tolerance(1e-5, magnitude_scale(specs.row_sum), "the row's sum of |x|"),
            hints=((_first_block_only, "you summed only the first block of each row: loop over the whole "
-                                      "row with tl.range"),)),
+                                      "row with tl.range"),),
+           bench=Bench(sizes=(dict(N0=32768, T=4096), dict(N0=4096, T=32768)),
+                       blocks=(dict(B0=1, B1=1024), dict(B0=1, B1=4096), dict(B0=4, B1=1024)),
+                       library={"torch.sum": lambda x: x.sum(dim=1)})),
     Puzzle(4, "softmax_three_loop", "Long softmax in three passes", "02_softmax_and_attention",
            specs.softmax, SOFTMAX_CASES, SOFTMAX_TOLERANCE, hints=SOFTMAX_HINTS,
-           budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),)),
+           budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),),
+           bench=Bench(SOFTMAX_SIZES, SOFTMAX_BLOCKS, extra_reads={"x": 2}, library=SOFTMAX_LIBRARY)),
     Puzzle(5, "softmax_online", "Online softmax: max and sum in one pass", "02_softmax_and_attention",
            specs.softmax, SOFTMAX_CASES, SOFTMAX_TOLERANCE, hints=SOFTMAX_HINTS,
            budgets=(Reads("x", 2, lesson="Carry the running max and rescale the running sum, so the max "
-                                        "and the sum come from one pass over x."),)),
+                                        "and the sum come from one pass over x."),),
+           bench=Bench(SOFTMAX_SIZES, SOFTMAX_BLOCKS, extra_reads={"x": 1}, library=SOFTMAX_LIBRARY)),
     Puzzle(6, "flash_attention", "Scalar FlashAttention: one pass over keys and values",
            "02_softmax_and_attention", specs.flash_attention, FLASH_CASES,
            Tolerance(4e-6, _attention_scale, "the float32 rounding bound of the softmax-weighted sum"),
            hints=FLASH_HINTS,
            budgets=(Reads("k", 1, per_program=True, lesson="Read each key once per program."),
                     Reads("v", 1, per_program=True, lesson="Read each value once per program, in the same loop "
-                                                         "as the keys."))),
+                                                         "as the keys.")),
+           bench=Bench(sizes=(dict(N0=16384, T=16384),),
+                       blocks=(dict(B0=64, B1=256), dict(B0=128, B1=128), dict(B0=256, B1=64)),
+                       library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"])),
 )
 
 BY_NUMBER = {p.number: p for p in PUZZLES}

@@ -1,0 +1,211 @@
+"""GPU benchmarks: ``python -m grader bench N [N ...]``.
+
+For every size in the puzzle's ``Bench`` entry this times, with ``triton.testing.do_bench``
+medians (the L2 cache is flushed before each run):
+- the graded implementation (the solution by default), at each candidate block setting, keeping
+  the fastest;
+- the spec in eager PyTorch, the spec under ``torch.compile``, and the library call a
+  practitioner would use instead.
+
+It reports microseconds, speed-up over eager, and GB/s of compulsory traffic (every input read
+once, every output written once) against a device-to-device copy measured in the same run. The
+floor is the traffic the puzzle's algorithm must move (compulsory plus its re-reads) over that
+copy bandwidth; "of floor" is floor time / measured time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+
+from . import env
+
+COPY_BYTES = 2 << 30  # large enough to defeat the 60 MB L2
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="python -m grader bench", description="Time puzzles on the GPU.")
+    parser.add_argument("puzzles", nargs="+", metavar="PUZZLE")
+    parser.add_argument("--impl", choices=("puzzles", "solutions"), default="solutions")
+    parser.add_argument("--file", metavar="PATH", help="time the launcher defined in this file")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw the times over sizes (needs matplotlib)")
+    parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a while)")
+    return parser
+
+
+def _median_us(fn) -> float:
+    import triton.testing
+
+    return 1000.0 * triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+
+
+def copy_bandwidth() -> float:
+    """Bytes per second of a device-to-device copy, counting bytes read plus bytes written."""
+    import torch
+
+    src = torch.empty(COPY_BYTES // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    seconds = _median_us(lambda: dst.copy_(src)) * 1e-6
+    return 2 * COPY_BYTES / seconds
+
+
+def _inputs(puzzle, dims):
+    import torch
+
+    from .cases import spec_args
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    inputs = {}
+    for arg in spec_args(puzzle.spec):
+        inputs[arg.name] = dims[arg.name] if arg.dtype is None else \
+            torch.randn(arg.shape(dims), generator=gen, device="cuda", dtype=arg.dtype)
+    return inputs
+
+
+def _bytes(puzzle, dims, inputs, outputs, extra_reads) -> int:
+    compulsory = sum(v.numel() * v.element_size() for v in inputs.values() if hasattr(v, "numel"))
+    compulsory += sum(o.numel() * o.element_size() for o in outputs)
+    extra = sum(times * inputs[name].numel() * inputs[name].element_size() for name, times in extra_reads.items())
+    return compulsory, compulsory + int(extra)
+
+
+def _close(ours, reference) -> bool:
+    import torch
+
+    scale = reference.abs().max().clamp_min(1e-30)
+    return bool(torch.allclose(ours, reference, rtol=1e-3, atol=1e-5 * float(scale)))
+
+
+def bench_puzzle(puzzle, launcher, bandwidth: float, use_compile: bool) -> list[dict]:
+    import torch
+
+    rows = []
+    for dims in puzzle.bench.sizes:
+        inputs = _inputs(puzzle, dims)
+        args = list(inputs.values())
+        reference = puzzle.spec(**inputs)
+        compulsory, floor_bytes = _bytes(puzzle, dims, inputs, [reference], puzzle.bench.extra_reads)
+        size = ", ".join(f"{k}={v}" for k, v in dims.items())
+
+        def row(impl, us, note="", correct=True):
+            entry = {"puzzle": puzzle.number, "size": size, "impl": impl, "us": us, "note": note,
+                     "correct": correct, "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
+                     "floor_us": floor_bytes / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
+            if puzzle.bench.exps:
+                entry["gexp_per_s"] = puzzle.bench.exps(dims) / (us * 1e-6) / 1e9 if us else None
+            rows.append(entry)
+
+        best = None
+        for blocks in puzzle.bench.blocks:
+            try:
+                out = launcher(*args, **blocks)
+                torch.cuda.synchronize()
+                us = _median_us(lambda blocks=blocks: launcher(*args, **blocks))
+            except Exception as exc:  # a block setting this GPU cannot run: report it, try the next
+                print(f"  {puzzle.slug} {size} {blocks}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+                continue
+            if best is None or us < best[0]:
+                best = (us, blocks, _close(out, reference))
+        if best is not None:
+            row("triton (ours)", best[0], ", ".join(f"{k}={v}" for k, v in best[1].items()), best[2])
+        row("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)))
+        if use_compile:
+            try:
+                compiled = torch.compile(puzzle.spec, dynamic=False)
+                compiled(**inputs)
+                row("torch.compile (spec)", _median_us(lambda: compiled(**inputs)))
+            except Exception as exc:
+                row("torch.compile (spec)", None, f"failed: {type(exc).__name__}")
+        for name, fn in puzzle.bench.library.items():
+            row(name, _median_us(lambda fn=fn: fn(**inputs)), correct=_close(fn(**inputs), reference))
+        del inputs, args, reference
+        torch.cuda.empty_cache()
+    return rows
+
+
+def markdown(rows: list[dict], header: dict) -> str:
+    lines = [f"Device: {header['device']}; torch {header['torch']}, triton {header['triton']}, "
+             f"numpy {header['numpy']}, Python {header['python']}; {header['date']}.",
+             f"Copy bandwidth (device-to-device, read + write): {header['copy_gbps']:.0f} GB/s.", ""]
+    for number in dict.fromkeys(r["puzzle"] for r in rows):
+        lines += [f"### Puzzle {number}", "",
+                  "| size | implementation | median µs | vs eager | GB/s | of copy BW | floor µs | of floor | note |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        group = [r for r in rows if r["puzzle"] == number]
+        for r in group:
+            eager = next(e["us"] for e in group if e["size"] == r["size"] and e["impl"].startswith("eager"))
+            if r["us"] is None:
+                lines.append(f"| {r['size']} | {r['impl']} | — | | | | | | {r['note']} |")
+                continue
+            note = r["note"] + ("" if r["correct"] else " WRONG RESULT")
+            if "gexp_per_s" in r:
+                note = (note + f"; {r['gexp_per_s']:.0f} G exp/s").lstrip("; ")
+            lines.append(f"| {r['size']} | {r['impl']} | {r['us']:.1f} | {eager / r['us']:.2f}x | {r['gbps']:.0f} | "
+                         f"{r['gbps'] * 1e9 / header['copy_bps']:.0%} | {r['floor_us']:.1f} | "
+                         f"{r['floor_us'] / r['us']:.0%} | {note} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    numbers = list(dict.fromkeys(r["puzzle"] for r in rows))
+    fig, axes = plt.subplots(1, len(numbers), figsize=(5 * len(numbers), 4), squeeze=False)
+    for ax, number in zip(axes[0], numbers):
+        group = [r for r in rows if r["puzzle"] == number and r["us"]]
+        sizes = list(dict.fromkeys(r["size"] for r in group))
+        for impl in dict.fromkeys(r["impl"] for r in group):
+            points = [(sizes.index(r["size"]), r["us"]) for r in group if r["impl"] == impl]
+            ax.plot(*zip(*points), marker="o", label=impl)
+        ax.set_xticks(range(len(sizes)), sizes, rotation=15, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("median µs")
+        ax.set_title(f"puzzle {number}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    mode = env.choose_mode()
+    if mode.interpret:
+        print("error: bench needs a CUDA GPU (timings in the interpreter mean nothing)", file=sys.stderr)
+        return 2
+    import torch
+    import triton
+
+    from . import loader, registry
+
+    puzzles = [registry.find(p) for p in args.puzzles]
+    bandwidth = copy_bandwidth()
+    header = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "numpy": env.versions()["numpy"], "python": platform.python_version(),
+              "date": datetime.date.today().isoformat(), "copy_bps": bandwidth, "copy_gbps": bandwidth / 1e9}
+    rows = []
+    for puzzle in puzzles:
+        if puzzle.bench is None:
+            print(f"puzzle {puzzle.number} has no benchmark", file=sys.stderr)
+            continue
+        launcher = loader.load_launcher(puzzle, args.impl, args.file)
+        rows += bench_puzzle(puzzle, launcher, bandwidth, not args.no_compile)
+    text = markdown(rows, header)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text + "\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"header": header, "rows": rows}, f, indent=1)
+    if args.plot:
+        plot(rows, args.plot)
+    return 0
