@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import platform
 import sys
@@ -67,7 +68,8 @@ def _inputs(puzzle, dims):
     return inputs
 
 
-def _bytes(puzzle, dims, inputs, outputs, extra_reads) -> int:
+def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
+    """(compulsory bytes, bytes the puzzle's algorithm moves): inputs once, outputs once, plus re-reads."""
     compulsory = sum(v.numel() * v.element_size() for v in inputs.values() if hasattr(v, "numel"))
     compulsory += sum(o.numel() * o.element_size() for o in outputs)
     extra = sum(times * inputs[name].numel() * inputs[name].element_size() for name, times in extra_reads.items())
@@ -81,49 +83,63 @@ def _close(ours, reference) -> bool:
     return bool(torch.allclose(ours, reference, rtol=1e-3, atol=1e-5 * float(scale)))
 
 
+def _fastest(launcher, args, candidates, reference):
+    """(median µs, blocks, correct) of the fastest block setting that runs, or None."""
+    import torch
+
+    best = None
+    for blocks in candidates:
+        try:
+            out = launcher(*args, **blocks)
+            torch.cuda.synchronize()
+            us = _median_us(functools.partial(launcher, *args, **blocks))
+        except Exception as exc:  # a setting this GPU cannot run (too many registers, ...): try the next
+            print(f"  {blocks}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+            continue
+        if best is None or us < best[0]:
+            best = (us, blocks, _close(out, reference))
+    return best
+
+
+def bench_size(puzzle, launcher, dims, bandwidth: float, use_compile: bool) -> list[dict]:
+    import torch
+
+    inputs = _inputs(puzzle, dims)
+    reference = puzzle.spec(**inputs)
+    compulsory, moved = _traffic(inputs, [reference], puzzle.bench.extra_reads)
+    size = ", ".join(f"{k}={v}" for k, v in dims.items())
+    timed = []  # (implementation, µs or None, note, correct)
+    best = _fastest(launcher, list(inputs.values()), puzzle.bench.blocks, reference)
+    if best is not None:
+        timed.append(("triton (ours)", best[0], ", ".join(f"{k}={v}" for k, v in best[1].items()), best[2]))
+    timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
+    if use_compile:
+        try:
+            compiled = torch.compile(puzzle.spec, dynamic=False)
+            compiled(**inputs)
+            timed.append(("torch.compile (spec)", _median_us(lambda: compiled(**inputs)), "", True))
+        except Exception as exc:
+            timed.append(("torch.compile (spec)", None, f"failed: {type(exc).__name__}", True))
+    for name, fn in puzzle.bench.library.items():
+        timed.append((name, _median_us(functools.partial(fn, **inputs)), "", _close(fn(**inputs), reference)))
+
+    rows = []
+    for impl, us, note, correct in timed:
+        row = {"puzzle": puzzle.number, "size": size, "impl": impl, "us": us, "note": note, "correct": correct,
+               "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
+               "floor_us": moved / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
+        if puzzle.bench.exps and us:
+            row["gexp_per_s"] = puzzle.bench.exps(dims) / (us * 1e-6) / 1e9
+        rows.append(row)
+    return rows
+
+
 def bench_puzzle(puzzle, launcher, bandwidth: float, use_compile: bool) -> list[dict]:
     import torch
 
     rows = []
     for dims in puzzle.bench.sizes:
-        inputs = _inputs(puzzle, dims)
-        args = list(inputs.values())
-        reference = puzzle.spec(**inputs)
-        compulsory, floor_bytes = _bytes(puzzle, dims, inputs, [reference], puzzle.bench.extra_reads)
-        size = ", ".join(f"{k}={v}" for k, v in dims.items())
-
-        def row(impl, us, note="", correct=True):
-            entry = {"puzzle": puzzle.number, "size": size, "impl": impl, "us": us, "note": note,
-                     "correct": correct, "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
-                     "floor_us": floor_bytes / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
-            if puzzle.bench.exps:
-                entry["gexp_per_s"] = puzzle.bench.exps(dims) / (us * 1e-6) / 1e9 if us else None
-            rows.append(entry)
-
-        best = None
-        for blocks in puzzle.bench.blocks:
-            try:
-                out = launcher(*args, **blocks)
-                torch.cuda.synchronize()
-                us = _median_us(lambda blocks=blocks: launcher(*args, **blocks))
-            except Exception as exc:  # a block setting this GPU cannot run: report it, try the next
-                print(f"  {puzzle.slug} {size} {blocks}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
-                continue
-            if best is None or us < best[0]:
-                best = (us, blocks, _close(out, reference))
-        if best is not None:
-            row("triton (ours)", best[0], ", ".join(f"{k}={v}" for k, v in best[1].items()), best[2])
-        row("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)))
-        if use_compile:
-            try:
-                compiled = torch.compile(puzzle.spec, dynamic=False)
-                compiled(**inputs)
-                row("torch.compile (spec)", _median_us(lambda: compiled(**inputs)))
-            except Exception as exc:
-                row("torch.compile (spec)", None, f"failed: {type(exc).__name__}")
-        for name, fn in puzzle.bench.library.items():
-            row(name, _median_us(lambda fn=fn: fn(**inputs)), correct=_close(fn(**inputs), reference))
-        del inputs, args, reference
+        rows += bench_size(puzzle, launcher, dims, bandwidth, use_compile)
         torch.cuda.empty_cache()
     return rows
 

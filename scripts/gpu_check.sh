@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Check the course on a CUDA machine: grade every solution natively, run the GPU tests, and time the
+# benchmarks. Everything lands in $OUT (default /tmp/gpu-check); the last lines printed are a summary.
+#   BENCH="4 5" NO_COMPILE=1 bash scripts/gpu_check.sh     # a quicker run
+set -u
+OUT=${OUT:-/tmp/gpu-check}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.."
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  python3 -c "import sys, torch, triton, numpy; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
+} 2>&1 | tee "$OUT/env.txt"
+
+python3 -m grader --all --impl solutions > "$OUT/native.txt" 2>&1
+echo "native grading of the solutions: exit $?" | tee -a "$OUT/summary.txt"
+python3 -m grader --all --impl solutions --json --seed 7 > "$OUT/native.json" 2>/dev/null
+python3 -m grader 4 > "$OUT/stub.txt" 2>&1
+echo "native grading of the puzzle 4 stub: exit $? ($(grep -c 'not started' "$OUT/stub.txt") 'not started')" | tee -a "$OUT/summary.txt"
+
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  python3 -m pytest -m gpu -q -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
+  echo "pytest -m gpu: exit $? ($(tail -n 1 "$OUT/pytest_gpu.log"))" | tee -a "$OUT/summary.txt"
+fi
+
+compile_flag=""
+[ "${NO_COMPILE:-0}" = 1 ] && compile_flag="--no-compile"
+# shellcheck disable=SC2086
+python3 -m grader bench ${BENCH:-1 2 3 4 5 6} $compile_flag --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
+  --plot "$OUT/bench.png" > "$OUT/bench.log" 2>&1
+echo "bench: exit $?" | tee -a "$OUT/summary.txt"
+tail -n 40 "$OUT/native.txt"
+cat "$OUT/bench.md" 2>/dev/null || tail -n 30 "$OUT/bench.log"
