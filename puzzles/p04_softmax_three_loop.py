@@ -27,6 +27,8 @@ Hints
 - pass 1: a tl.range loop; load with `other=-float("inf")`, fold in the max  (5 lines)
 - pass 2: a second loop summing exp(x - m); padded lanes give exp(-inf) = 0  (5 lines)
 - pass 3: a third loop that stores exp(x - m) / d                          (5 lines)
+- on a GPU with triton 3.6, broadcast the max once after pass 1 (`m = row_max[:, None]`) and use m
+  in passes 2 and 3: using row_max directly in both loops trips a compiler assertion.
 
 Grade it:  python -m grader 4
 """
@@ -45,7 +47,7 @@ def softmax_three_loop_kernel(
     B0: tl.constexpr,  # rows per program, a power of two
     B1: tl.constexpr,  # columns per loop step, a power of two
 ):
-    # Your code here: about 18 lines.
+    # Your code here: about 19 lines.
     pass
 
 

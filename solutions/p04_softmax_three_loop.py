@@ -27,6 +27,8 @@ Hints
 - pass 1: a tl.range loop; load with `other=-float("inf")`, fold in the max  (5 lines)
 - pass 2: a second loop summing exp(x - m); padded lanes give exp(-inf) = 0  (5 lines)
 - pass 3: a third loop that stores exp(x - m) / d                          (5 lines)
+- on a GPU with triton 3.6, broadcast the max once after pass 1 (`m = row_max[:, None]`) and use m
+  in passes 2 and 3: using row_max directly in both loops trips a compiler assertion.
 
 Grade it:  python -m grader 4
 """
@@ -45,7 +47,7 @@ def softmax_three_loop_kernel(
     B0: tl.constexpr,  # rows per program, a power of two
     B1: tl.constexpr,  # columns per loop step, a power of two
 ):
-    # >>> solution: about 18 lines
+    # >>> solution: about 19 lines
     LOG2E: tl.constexpr = 1.4426950408889634
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)
     row_ok = rows < N0
@@ -55,17 +57,20 @@ def softmax_three_loop_kernel(
         mask = row_ok[:, None] & (cols[None, :] < T)
         x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"))
         row_max = tl.maximum(row_max, tl.max(x, axis=1))
+    # Broadcast once and use m in both loops below: triton 3.6 fails to compile (an assertion in
+    # OptimizeThreadLocality) when two later loops each use a loop's reduced result directly.
+    m = row_max[:, None]
     denominator = tl.zeros([B0], dtype=tl.float32)
     for start in tl.range(0, T, B1):
         cols = start + tl.arange(0, B1)
         mask = row_ok[:, None] & (cols[None, :] < T)
         x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"))
-        denominator += tl.sum(tl.exp2((x - row_max[:, None]) * LOG2E), axis=1)
+        denominator += tl.sum(tl.exp2((x - m) * LOG2E), axis=1)
     for start in tl.range(0, T, B1):
         cols = start + tl.arange(0, B1)
         mask = row_ok[:, None] & (cols[None, :] < T)
         x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask)
-        z = tl.exp2((x - row_max[:, None]) * LOG2E) / denominator[:, None]
+        z = tl.exp2((x - m) * LOG2E) / denominator[:, None]
         tl.store(z_ptr + rows[:, None] * T + cols[None, :], z, mask=mask)
     # <<< solution
 
