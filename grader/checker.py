@@ -43,6 +43,7 @@ class Diagnosis:
     listed: list[dict]
     lines: list[str]
     bad: torch.Tensor  # True where written but wrong
+    unwritten: torch.Tensor  # True where never written
 
 
 def _fmt(value: float) -> str:
@@ -110,7 +111,7 @@ def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: tor
                          f"expected {_fmt(float(expected[idx]))}")
     if bad.dim() == 2 and bad.numel() > 1:
         lines += picture(bad, unwritten)
-    return Diagnosis(int(bad.sum()), total, int(unwritten.sum()), listed, lines, bad)
+    return Diagnosis(int(bad.sum()), total, int(unwritten.sum()), listed, lines, bad, unwritten)
 
 
 # -- hints: the first pattern that fits the failure gives one line -------------------------------
@@ -129,6 +130,12 @@ def _last_block_only(bad, blocks):
     return bool(bad[..., tail:].any()) and not bad[..., :tail].any()
 
 
+def _first_block_only(bad, blocks):
+    """Right only in the first block along the last axis: a loop or grid that stops after one block."""
+    block = blocks.get("B1" if bad.dim() == 2 else "B0")
+    return bool(block) and bad.shape[-1] > block and not bad[..., :block].any() and bool(bad[..., block:].all())
+
+
 def _first_rows_only(bad, blocks):
     """Right only for the first program's rows: the program id was not used."""
     block = blocks.get("B0", 1)
@@ -143,30 +150,39 @@ def _transposed(yours64, expected, allowed):
 
 
 def _rows_off_by_a_factor(yours64, expected, bad):
-    rows = bad.all(dim=1)
-    if bad.dim() != 2 or bad.shape[1] < 2 or not rows.any():
+    if bad.dim() != 2 or bad.shape[1] < 2 or not bad.all(dim=1).any():
         return False
+    rows = bad.all(dim=1)
     ratio = (yours64 / expected)[rows]
     return bool(torch.isfinite(ratio).all()) and bool(((ratio - ratio[:, :1]).abs() <= 1e-3 * ratio[:, :1].abs()).all())
 
 
-def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, bad: torch.Tensor,
+def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, diagnosis: Diagnosis,
          blocks: Mapping[str, int], inputs: Mapping[str, torch.Tensor], puzzle_hints=()) -> str | None:
-    """One line that fits the pattern of wrong elements, or None."""
+    """One line that fits the pattern of wrong or unwritten elements, or None. Puzzle hints go first."""
     yours64 = yours.detach().to("cpu", torch.float64)
-    for predicate, text in puzzle_hints:
-        if predicate(inputs, yours64, blocks):
-            return text
-    if bool((~torch.isfinite(yours64) & torch.isfinite(expected)).any()):
-        return "NaN or inf where the answer is finite: does an exp overflow (subtract the max first), or a 0/0?"
-    if _transposed(yours64, expected, allowed):
-        return "your output holds the answer transposed: element [j, i] lives at j * N0 + i"
-    if _last_block_only(bad, blocks):
-        return "only the last, partial block is wrong: check the mask for the lanes past the end"
-    if _first_rows_only(bad, blocks):
-        return "only the first block of rows is right: offset by tl.program_id(0) * B0"
-    if bool((yours64 == 0).all()) and bool((expected != 0).any()):
-        return "your output is all zeros: is the tl.store reached, with the right pointer?"
-    if _rows_off_by_a_factor(yours64, expected, bad):
-        return "each wrong row is off by one constant factor: the normaliser (the sum) is wrong"
+    bad = diagnosis.bad | diagnosis.unwritten
+    nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
+    detectors = [(lambda p=p: p(inputs, yours64, blocks), text) for p, text in puzzle_hints] + [
+        (lambda: bool(nonfinite.any()),
+         "NaN or inf where the answer is finite: does an exp overflow (subtract the max first), or a 0/0?"),
+        (lambda: _transposed(yours64, expected, allowed),
+         "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
+        (lambda: _last_block_only(bad, blocks),
+         "only the last, partial block is wrong: check the mask for the lanes past the end"),
+        (lambda: _first_block_only(bad, blocks),
+         "only the first block along the row is right: does the loop (or the grid) cover all of it?"),
+        (lambda: _first_rows_only(bad, blocks),
+         "only the first block of rows is right: offset by tl.program_id(0) * B0"),
+        (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()),
+         "your output is all zeros: is the tl.store reached, with the right pointer?"),
+        (lambda: _rows_off_by_a_factor(yours64, expected, bad),
+         "each wrong row is off by one constant factor: the normaliser (the sum) is wrong"),
+    ]
+    for fits, text in detectors:
+        try:
+            if fits():
+                return text
+        except Exception:  # a hint is a guess; a guess that cannot be made is no hint, never a crash
+            continue
     return None

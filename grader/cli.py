@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print machine-readable results (docs/json.md)")
     parser.add_argument("--seed", type=int, help="replay the random cases of an earlier run")
     parser.add_argument("--interpret", action="store_true", help="use the interpreter even on a GPU")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show every failing case in full")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="time limit per case (default 30)")
     return parser
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                           "results": [r.to_json() for r in results]}, indent=1))
     else:
         for result in results:
-            print(report.format_result(result, _replay(result.puzzle, args, seed)))
+            print(report.format_result(result, _replay(result.puzzle, args, seed), args.verbose))
             print()
     return 0 if all(r.status == "passed" for r in results) else 1
 

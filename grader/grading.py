@@ -235,8 +235,7 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
         diagnosis = checker.compare(name, value, exp, allowed, wr, puzzle.tolerance)
         if diagnosis is not None:
             reason = "mismatch" if diagnosis.wrong else "never_written"
-            hint = checker.hint(value, exp, allowed, diagnosis.bad, case.blocks, inputs64, puzzle.hints) \
-                if diagnosis.wrong else None
+            hint = checker.hint(value, exp, allowed, diagnosis, case.blocks, inputs64, puzzle.hints)
             return finish(reason, "\n".join(diagnosis.lines), hint=hint, errors=diagnosis.listed,
                           accesses=accesses)
 

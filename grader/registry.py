@@ -268,8 +268,10 @@ BY_NUMBER = {p.number: p for p in PUZZLES}
 BY_SLUG = {p.slug: p for p in PUZZLES}
 
 
-def find(key: str | int) -> Puzzle:
+def find(key: str | int | Puzzle) -> Puzzle:
     """A puzzle by number ('4', 4) or slug ('softmax_three_loop'); KeyError with the choices if absent."""
+    if isinstance(key, Puzzle):
+        return key
     text = str(key).strip()
     if text.isdigit() and int(text) in BY_NUMBER:
         return BY_NUMBER[int(text)]

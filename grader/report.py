@@ -35,7 +35,18 @@ def _case_line(case: CaseResult, mark: str) -> str:
     return line.rstrip()
 
 
-def format_result(result: PuzzleResult, replay: str) -> str:
+def _details(case: CaseResult) -> list[str]:
+    lines = [f"      this case: {case.about}"] if case.about else []
+    lines += [f"      {line}" for line in case.message.splitlines()]
+    if case.accesses:
+        lines.append(f"      accesses: {accesses_line(case)}")
+    if case.hint:
+        lines.append(f"      hint: {case.hint}")
+    return lines
+
+
+def format_result(result: PuzzleResult, replay: str, verbose: bool = False) -> str:
+    """The first failing case in full, later ones in a line each (all in full when verbose)."""
     ok, bad, star = _marks()
     lines = [f"Puzzle {result.puzzle}: {BY_NUMBER[result.puzzle].title}   ({result.source})"]
     lines += [f"  note: {n}" for n in result.notices]
@@ -44,17 +55,17 @@ def format_result(result: PuzzleResult, replay: str) -> str:
         lines.append(f"  not started: {case.message}")
         lines.append(f"  Write your kernel in {result.source}, then run: {replay.split(' --seed')[0]}")
         return "\n".join(lines)
+    shown = 0
     for case in result.cases:
         lines.append(_case_line(case, ok if case.passed else bad))
         if case.passed:
             continue
-        if case.about:
-            lines.append(f"      this case: {case.about}")
-        lines += [f"      {line}" for line in case.message.splitlines()]
-        if case.accesses:
-            lines.append(f"      accesses: {accesses_line(case)}")
-        if case.hint:
-            lines.append(f"      hint: {case.hint}")
+        if shown == 0 or verbose:
+            lines += _details(case)
+        else:
+            first = case.message.splitlines()[0] if case.message else ""
+            lines.append(f"      {case.reason.replace('_', ' ')}: {first}")
+        shown += 1
     passed = sum(c.passed for c in result.cases)
     total = len(BY_NUMBER[result.puzzle].cases)
     if result.status == "passed":
@@ -62,7 +73,8 @@ def format_result(result: PuzzleResult, replay: str) -> str:
         nxt = f" Next: puzzle {following.number}, {following.title}." if following else " That was the last one."
         lines.append(f"  {star} Solved: all {total} cases pass ({result.mode}).{nxt}")
     else:
-        lines.append(f"  {passed} of {total} cases pass ({result.mode}). Seed {result.seed}; replay: {replay}")
+        more = " (-v shows every failure in full)" if shown > 1 and not verbose else ""
+        lines.append(f"  {passed} of {total} cases pass ({result.mode}){more}. Seed {result.seed}; replay: {replay}")
     return "\n".join(lines)
 
 

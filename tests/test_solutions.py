@@ -1,0 +1,50 @@
+"""Every reference solution passes every case, and its stub is reported as not started."""
+
+import pytest
+from helpers import ROOT, by_puzzle, grade_file, grade_text, requires_interpreter, stub_text
+
+from grader import registry
+
+pytestmark = requires_interpreter
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+@pytest.mark.parametrize("seed", [0, 12345])
+def test_solution_passes_every_case(puzzle, seed):
+    result = grade_file(puzzle, ROOT / "solutions" / f"{puzzle.module}.py", seed=seed)
+    failures = [f"{c.name}: {c.reason}: {c.message}" for c in result.cases if not c.passed]
+    assert result.status == "passed", "\n".join(failures)
+    assert len(result.cases) == len(puzzle.cases)
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_stub_is_not_started(puzzle, tmp_path):
+    result = grade_text(puzzle, stub_text(puzzle), tmp_path)
+    assert result.status == "not_started"
+    assert result.cases[-1].message.startswith("not implemented yet")
+    assert len(result.cases) == 1  # grading stops at the first case
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_access_counts_match_the_algorithm(puzzle):
+    """The solutions move exactly the traffic their docstrings promise."""
+    result = grade_file(puzzle, ROOT / "solutions" / f"{puzzle.module}.py")
+    spec_case = result.cases[0]
+    counts = {row["name"]: row for row in spec_case.accesses}
+    assert counts["z"]["written"] == 1.0
+    expected_reads = {"softmax_three_loop": {"x": 3.0}, "softmax_online": {"x": 2.0}, "row_sum": {"x": 1.0},
+                      "add": {"x": 1.0, "y": 1.0}}.get(puzzle.slug, {})
+    for name, times in expected_reads.items():
+        assert counts[name]["read"] == times
+
+
+def test_registry_is_consistent():
+    numbers = [p.number for p in registry.PUZZLES]
+    assert numbers == list(range(1, len(numbers) + 1))
+    for puzzle in registry.PUZZLES:
+        names = [c.name for c in puzzle.cases]
+        assert len(set(names)) == len(names), f"duplicate case names in puzzle {puzzle.number}"
+        assert any(c.blocks.get("B0", 1) > 1 for c in puzzle.cases), "some case must use B0 > 1"
+        assert len({tuple(sorted(c.blocks.items())) for c in puzzle.cases}) >= 2, "two block settings at least"
+        for path in (ROOT / "solutions" / f"{puzzle.module}.py", ROOT / "puzzles" / f"{puzzle.module}.py"):
+            assert path.is_file(), path

@@ -1,0 +1,159 @@
+"""Known-wrong kernels are rejected, each for the right reason.
+
+Most wrong kernels are mutations of a reference solution: one classic mistake, written as a text
+replacement on the solution's source. If a solution changes so that a mutation no longer applies,
+the test fails loudly instead of silently testing nothing. Kernels that are not small edits of a
+solution live in tests/kernels/.
+"""
+
+import ast
+from dataclasses import dataclass
+
+import pytest
+from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+
+from grader import registry
+
+pytestmark = requires_interpreter
+
+
+@dataclass(frozen=True)
+class Mutation:
+    puzzle: int
+    mistake: str
+    old: str
+    new: str
+    reason: str  # the reason the grader must give
+    clue: str  # text that must appear in the message or the hint
+    count: int = 1  # how many occurrences of `old` to replace (-1: all)
+
+    def apply(self, text: str) -> str:
+        """Edit the code only, never the docstring (whose hints quote the same lines)."""
+        lines = text.splitlines(keepends=True)
+        split = ast.parse(text).body[0].end_lineno
+        docstring, code = "".join(lines[:split]), "".join(lines[split:])
+        found = code.count(self.old)
+        assert found and (self.count == -1 or found >= self.count), \
+            f"mutation {self.mistake!r} no longer applies to puzzle {self.puzzle}'s solution"
+        return docstring + code.replace(self.old, self.new, self.count)
+
+
+MUTATIONS = [
+    # puzzle 1
+    Mutation(1, "missing mask", "mask = offsets < N0", "mask = offsets >= 0", "out_of_bounds",
+             "out-of-bounds load on x"),
+    Mutation(1, "off-by-one mask", "mask = offsets < N0", "mask = offsets <= N0", "out_of_bounds",
+             "1 of 9 unmasked lanes outside it (offsets 200; valid 0..199)"),
+    Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
+             "never_written", "never written (missing tl.store or mask?)"),
+    Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
+             "no kernel stored into the z you returned"),
+    Mutation(1, "launcher computes in PyTorch", "    return z\n", "    return x + y\n", "bad_output",
+             "every output element must be written by a kernel"),
+    Mutation(1, "float64 output", "z = torch.empty_like(x)", "z = torch.empty_like(x, dtype=torch.float64)",
+             "bad_output", "dtype torch.float64"),
+    Mutation(1, "output of the wrong shape", "z = torch.empty_like(x)",
+             "z = torch.empty(x.numel() + 1, device=x.device)", "bad_output", "shape"),
+    Mutation(1, "a Python error in the kernel", "x = tl.load(x_ptr + offsets, mask=mask)",
+             "x = tl.load(x_ptr + offsets, mask=mask) + undefined_name", "error", "undefined_name"),
+    # puzzle 2
+    Mutation(2, "transposed output indexing", "tl.store(z_ptr + rows[:, None] * N0 + cols[None, :]",
+             "tl.store(z_ptr + cols[None, :] * N1 + rows[:, None]", "mismatch", "transposed"),
+    Mutation(2, "missing row mask", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",
+             "mask = cols[None, :] < N0", "out_of_bounds", "out-of-bounds store on z"),
+    Mutation(2, "program ids swapped", "cols = tl.program_id(0) * B0", "cols = tl.program_id(1) * B0",
+             "never_written", "never written"),
+    # puzzle 3
+    Mutation(3, "sums only the first block", "for start in tl.range(0, T, B1):", "for start in tl.range(0, B1, B1):",
+             "mismatch", "only the first block"),
+    Mutation(3, "padding loads 1 instead of 0", "other=0.0", "other=1.0", "mismatch", "wrong"),
+    Mutation(3, "row offset forgets the row length", "rows[:, None] * T + cols[None, :]",
+             "rows[:, None] + cols[None, :]", "mismatch", "wrong"),
+    # puzzle 4
+    Mutation(4, "no max subtraction", "(x - m) * LOG2E", "x * LOG2E", "mismatch", "NaN or inf", count=-1),
+    Mutation(4, "padded lanes counted in the sum",
+             'other=float("-inf"))\n        denominator', "other=0.0)\n        denominator", "mismatch",
+             "off by one constant factor"),
+    Mutation(4, "running max started at 0", 'row_max = tl.full([B0], float("-inf"), dtype=tl.float32)',
+             "row_max = tl.zeros([B0], dtype=tl.float32)", "mismatch", "wrong"),
+    Mutation(4, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
+             "out_of_bounds", "out-of-bounds load on x", count=-1),
+    Mutation(4, "writes only the first block of each row",
+             "    for start in tl.range(0, T, B1):\n        cols = start + tl.arange(0, B1)\n"
+             "        mask = row_ok[:, None] & (cols[None, :] < T)\n        x = tl.load(x_ptr + rows[:, None] * T + "
+             "cols[None, :], mask=mask)\n",
+             "    for start in tl.range(0, B1, B1):\n        cols = start + tl.arange(0, B1)\n"
+             "        mask = row_ok[:, None] & (cols[None, :] < T)\n        x = tl.load(x_ptr + rows[:, None] * T + "
+             "cols[None, :], mask=mask)\n", "never_written", "never written (missing tl.store or mask?)"),
+    # puzzle 5
+    Mutation(5, "running sum not rescaled", "denominator = denominator * tl.exp2((row_max - new_max) * LOG2E) \\",
+             "denominator = denominator \\", "mismatch", "the running sum is not rescaled"),
+    Mutation(5, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
+             "out_of_bounds", "out-of-bounds load on x", count=-1),
+    Mutation(5, "max of the block only", "new_max = tl.maximum(row_max, tl.max(x, axis=1))",
+             "new_max = tl.max(x, axis=1)", "mismatch", "wrong"),
+    # puzzle 6
+    Mutation(6, "sums not rescaled", "alpha = tl.exp2((running_max - new_max) * LOG2E)", "alpha = 1.0", "mismatch",
+             "the running sums are not rescaled"),
+    Mutation(6, "padded keys not masked to -inf",
+             'scores = tl.where(key_ok[None, :], q[:, None] * k[None, :], float("-inf"))',
+             "scores = q[:, None] * k[None, :]", "mismatch", "wrong"),
+    Mutation(6, "no running max", "new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
+             "new_max = running_max * 0.0", "mismatch", "NaN or inf"),
+    Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch", "wrong"),
+]
+
+
+def _report(result) -> str:
+    return "\n".join(f"{c.name}: {c.reason}: {c.message} | hint: {c.hint}" for c in result.cases)
+
+
+@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
+                                                   id=f"p{m.puzzle}-{m.mistake}") for m in MUTATIONS])
+def test_mutated_solution_is_rejected_for_the_right_reason(mutation, tmp_path):
+    puzzle = registry.find(mutation.puzzle)
+    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
+    assert result.status == "failed", _report(result)
+    case = failed_case(result)
+    assert case.reason == mutation.reason, _report(result)
+    assert mutation.clue in f"{case.message}\n{case.hint or ''}", _report(result)
+
+
+@pytest.mark.puzzle5
+def test_three_loop_kernel_exceeds_puzzle_5_budget(tmp_path):
+    text = solution_text(registry.find(4)) + "\n\nsoftmax_online = softmax_three_loop\n"
+    result = grade_text(5, text, tmp_path)
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert "x read 3.00x" in case.message and "budget is 2x" in case.message
+
+
+@pytest.mark.puzzle6
+def test_two_pass_attention_exceeds_the_one_pass_budget():
+    result = grade_file(6, KERNELS / "p06_two_pass.py")
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert "k read 2.00x per program" in case.message
+
+
+@pytest.mark.puzzle3
+def test_never_ending_loop_is_stopped_and_reported():
+    result = grade_file(3, KERNELS / "p03_never_ends.py", timeout=2.0)
+    case = failed_case(result)
+    assert case.reason == "timeout", _report(result)
+    assert "stopped after 2 s" in case.message
+    assert all(c.reason == "skipped" for c in result.cases[1:])
+
+
+@pytest.mark.puzzle1
+def test_out_of_bounds_store_is_blocked_before_it_runs(tmp_path):
+    """The grader's own memory survives: the store past the end never executes."""
+    text = solution_text(registry.find(1)).replace("mask = offsets < N0", "mask = offsets < N0 + B0")
+    text = text.replace("x = tl.load(x_ptr + offsets, mask=mask)", "x = tl.load(x_ptr + offsets, mask=offsets < N0)")
+    text = text.replace("y = tl.load(y_ptr + offsets, mask=mask)", "y = tl.load(y_ptr + offsets, mask=offsets < N0)")
+    result = grade_text(1, text, tmp_path)
+    case = failed_case(result)
+    assert case.reason == "out_of_bounds"
+    assert "out-of-bounds store on z" in case.message
+    assert "p01_add_under_test.py:" in case.message and "tl.store(z_ptr + offsets" in case.message
+
