@@ -3,7 +3,7 @@
 Most wrong kernels are mutations of a reference solution: one classic mistake, written as a text
 replacement on the solution's source. If a solution changes so that a mutation no longer applies,
 the test fails loudly instead of silently testing nothing. Kernels that are not small edits of a
-solution live in tests/kernels/.
+solution live in tests/kernels/wrong/.
 """
 
 import ast
@@ -130,7 +130,7 @@ def test_three_loop_kernel_exceeds_puzzle_5_budget(tmp_path):
 
 @pytest.mark.puzzle6
 def test_two_pass_attention_exceeds_the_one_pass_budget():
-    result = grade_file(6, KERNELS / "p06_two_pass.py")
+    result = grade_file(6, KERNELS / "wrong" / "p06_two_pass.py")
     case = failed_case(result)
     assert case.reason == "budget", _report(result)
     assert "k read 2.00x per program" in case.message
@@ -138,7 +138,7 @@ def test_two_pass_attention_exceeds_the_one_pass_budget():
 
 @pytest.mark.puzzle3
 def test_never_ending_loop_is_stopped_and_reported():
-    result = grade_file(3, KERNELS / "p03_never_ends.py", timeout=2.0)
+    result = grade_file(3, KERNELS / "wrong" / "p03_never_ends.py", timeout=2.0)
     case = failed_case(result)
     assert case.reason == "timeout", _report(result)
     assert "stopped after 2 s" in case.message
