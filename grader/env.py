@@ -7,6 +7,7 @@ first ``@triton.jit`` runs, and importing triton here would make that order frag
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
@@ -38,16 +39,9 @@ def _version(package: str) -> str | None:
 
 
 def _release(version: str) -> tuple[int, ...]:
-    """'3.6.0+git1234' -> (3, 6, 0); stops at the first part that is not a number."""
-    parts = []
-    for piece in version.split("+")[0].split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits or digits != piece:
-            if digits:
-                parts.append(int(digits))
-            break
-        parts.append(int(digits))
-    return tuple(parts)
+    """'3.6.0+git1234' -> (3, 6, 0); '3.10.0rc1' -> (3, 10, 0)."""
+    match = re.match(r"\d+(\.\d+)*", version)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else ()
 
 
 def versions() -> dict[str, str | None]:

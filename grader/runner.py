@@ -72,7 +72,7 @@ class _Worker:
 
 
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                   timeout: float, mode: str) -> list[PuzzleResult]:
+                   timeout: float, mode: str, grace: float = GRACE) -> list[PuzzleResult]:
     results: dict[int, list[CaseResult]] = {p.number: [] for p in puzzles}
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
     pending = [p.number for p in puzzles]
@@ -83,13 +83,13 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
         worker = _Worker(job)
         current = None  # (puzzle, case index) in flight
         while True:
-            deadline = time.monotonic() + timeout + GRACE if current else None
+            deadline = time.monotonic() + timeout + grace if current else None
             event = worker.next_event(deadline)
             if event == "timeout":
                 worker.kill()
                 number, index = current
                 case = registry.find(number).cases[index]
-                results[number].append(result_for(case, "timeout", f"stopped after {timeout + GRACE:g} s "
+                results[number].append(result_for(case, "timeout", f"stopped after {timeout + grace:g} s "
                                                                    "without an answer: does a loop never end?"))
                 pending.remove(number)
                 break

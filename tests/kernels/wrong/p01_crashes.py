@@ -1,0 +1,22 @@
+"""Puzzle 1 that adds correctly, except that it kills its own process on the single-element case."""
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, z_ptr, N0, B0: tl.constexpr):
+    offsets = tl.program_id(0) * B0 + tl.arange(0, B0)
+    mask = offsets < N0
+    tl.store(z_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def add(x: torch.Tensor, y: torch.Tensor, B0: int = 1024) -> torch.Tensor:
+    if x.numel() == 1:
+        os.abort()  # what heap corruption in a real crash looks like from outside
+    z = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), B0),)](x, y, z, x.numel(), B0=B0)
+    return z

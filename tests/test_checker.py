@@ -1,0 +1,89 @@
+"""The checker: tolerances that pass honest float32 and fail real mistakes, and diagnoses that say what is wrong."""
+
+import pytest
+import torch
+from helpers import by_puzzle
+
+from grader import checker, registry
+from grader.cases import make_inputs, reference
+
+
+def _float32_spec(puzzle, inputs):
+    """What an honest float32 implementation computes: the spec itself, run in float32."""
+    out = puzzle.spec(**inputs)
+    return out.to(torch.float64)
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+@pytest.mark.parametrize("seed", range(4))
+def test_an_honest_float32_result_is_within_tolerance_on_every_case(puzzle, seed):
+    for case in puzzle.cases:
+        inputs = make_inputs(puzzle.spec, case, seed)
+        (expected,) = reference(puzzle.spec, inputs)
+        inputs64 = {k: v.double() for k, v in inputs.items()}
+        allowed = puzzle.tolerance.allowed(inputs64, expected)
+        ours = _float32_spec(puzzle, inputs)
+        assert checker.compare("z", ours, expected, allowed) is None, case.name
+        # ... with room to spare: GPU kernels round differently, so demand a margin of 4x.
+        assert bool(((ours - expected).abs() * 4 <= allowed).all()), case.name
+
+
+def test_a_ten_percent_softmax_error_fails_where_a_flat_allclose_passes():
+    """Inputs in [-0.5, 0.5) make every output about 1/200; a wrong denominator (padded lanes counted)
+    scales them by 0.9, an error under 1e-3 that a flat allclose(atol=1e-3) accepts."""
+    puzzle = registry.find(4)
+    x = torch.rand(8, 200, dtype=torch.float64) - 0.5
+    expected = torch.softmax(x, dim=1)
+    wrong = expected * 0.9
+    assert torch.allclose(wrong, expected, atol=1e-3)  # the flat tolerance that let this through elsewhere
+    allowed = puzzle.tolerance.allowed({"x": x}, expected)
+    diagnosis = checker.compare("z", wrong, expected, allowed)
+    assert diagnosis is not None and diagnosis.wrong == expected.numel()
+
+
+def test_never_written_elements_are_reported_apart_from_wrong_ones():
+    expected = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+    yours = expected.clone()
+    yours[0, 0] = 100.0
+    written = torch.ones(3, 4, dtype=torch.bool)
+    written[2, 2:] = False
+    diagnosis = checker.compare("z", yours, expected, torch.full_like(expected, 1e-6), written)
+    assert (diagnosis.wrong, diagnosis.never_written) == (1, 2)
+    assert any("never written (missing tl.store or mask?)" in line for line in diagnosis.lines)
+    assert "z[0, 0]: yours 100, expected 0" in "\n".join(diagnosis.lines)
+
+
+def test_picture_marks_wrong_and_unwritten_cells():
+    bad = torch.zeros(2, 6, dtype=torch.bool)
+    unwritten = torch.zeros(2, 6, dtype=torch.bool)
+    bad[0, 5], unwritten[1, 0] = True, True
+    assert checker.picture(bad, unwritten)[1:] == ["  .....X", "  ?....."]
+
+
+def _hint(yours, expected, blocks, hints=()):
+    allowed = torch.full_like(expected, 1e-9)
+    diagnosis = checker.compare("z", yours, expected, allowed)
+    return checker.hint(yours, expected, allowed, diagnosis, blocks, {}, hints)
+
+
+def test_hint_for_a_transposed_output():
+    expected = torch.randn(3, 5, dtype=torch.float64)
+    assert "transposed" in _hint(expected.T.contiguous().reshape(3, 5), expected, {"B0": 4, "B1": 4})
+
+
+def test_hint_for_an_unmasked_last_block():
+    expected = torch.randn(4, 10, dtype=torch.float64)
+    yours = expected.clone()
+    yours[:, 8:] += 1.0
+    assert "last, partial block" in _hint(yours, expected, {"B0": 2, "B1": 4})
+
+
+def test_hint_for_rows_off_by_a_factor():
+    expected = torch.softmax(torch.randn(4, 10, dtype=torch.float64), dim=1)
+    assert "constant factor" in _hint(expected * 1.25, expected, {"B0": 2, "B1": 4})
+
+
+def test_a_failing_puzzle_hint_is_skipped_not_raised():
+    expected = torch.randn(4, dtype=torch.float64)
+    broken = ((lambda inputs, yours, blocks: inputs["missing"], "never shown"),)
+    assert _hint(expected + 1, expected, {"B0": 2}, broken) != "never shown"

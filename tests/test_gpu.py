@@ -1,0 +1,42 @@
+"""Native runs on a CUDA GPU: every solution passes, and the grader's poisoned outputs expose stubs and
+never-written elements. Skipped (with the reason) where there is no GPU; scripts/gpu_check.sh runs them."""
+
+import json
+
+import pytest
+import torch
+from helpers import ROOT, run_cli, stub_text
+
+from grader import registry
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+def test_every_solution_passes_natively():
+    run = run_cli("--all", "--impl", "solutions", "--json", interpret=False)
+    data = json.loads(run.stdout)
+    assert data["mode"] == "native"
+    failures = [(r["puzzle"], c["name"], c["message"]) for r in data["results"] for c in r["cases"] if not c["passed"]]
+    assert run.returncode == 0 and not failures, failures
+
+
+def test_a_stub_is_not_started_natively(tmp_path):
+    stub = tmp_path / "stub.py"
+    stub.write_text(stub_text(registry.find(5)))
+    run = run_cli("5", "--file", str(stub), interpret=False)
+    assert run.returncode == 1 and "not started" in run.stdout, run.stdout + run.stderr
+
+
+def test_elements_a_kernel_never_stores_are_found_natively(tmp_path):
+    text = (ROOT / "solutions" / "p01_add.py").read_text()
+    partial = tmp_path / "partial.py"
+    partial.write_text(text.replace("pid = tl.program_id(0)\n", "pid = tl.program_id(0) * 0\n"))
+    run = run_cli("1", "--file", str(partial), "--json", interpret=False)
+    cases = json.loads(run.stdout)["results"][0]["cases"]
+    assert any(c["reason"] == "never_written" for c in cases), cases
+
+
+def test_bench_runs_and_reports_the_copy_bandwidth():
+    run = run_cli("bench", "1", "--no-compile", interpret=False)
+    assert run.returncode == 0, run.stderr
+    assert "Copy bandwidth" in run.stdout and "triton (ours)" in run.stdout
