@@ -129,6 +129,10 @@ def explain_exception(exc: BaseException) -> str:
         message += f"\n  at {os.path.basename(frame.filename)}:{frame.lineno}: {frame.line}"
     if isinstance(root, SyntaxError) and root.lineno:
         message += f"\n  at {os.path.basename(root.filename or '?')}:{root.lineno}: {(root.text or '').strip()}"
+    if "PassManager::run failed" in text:
+        message += ("\n  The Triton compiler itself failed; the assertion it printed names the pass. A known trigger "
+                    "in triton 3.6 (OptimizeThreadLocality): a loop's reduced result used directly by two later "
+                    "loops. Broadcast it once, e.g. `m = row_max[:, None]`, and use m in both.")
     return message
 
 

@@ -56,12 +56,16 @@ def format_result(result: PuzzleResult, replay: str, verbose: bool = False) -> s
         lines.append(f"  Write your kernel in {result.source}, then run: {replay.split(' --seed')[0]}")
         return "\n".join(lines)
     shown = 0
+    first_message = None
     for case in result.cases:
         lines.append(_case_line(case, ok if case.passed else bad))
         if case.passed:
             continue
         if shown == 0 or verbose:
             lines += _details(case)
+            first_message = first_message or case.message
+        elif case.message == first_message:
+            lines.append("      the same as above")
         else:
             first = case.message.splitlines()[0] if case.message else ""
             lines.append(f"      {case.reason.replace('_', ' ')}: {first}")
