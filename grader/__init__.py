@@ -19,7 +19,8 @@ MODE = env.choose_mode()
 __all__ = ["MODE", "check"]
 
 
-def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, timeout: float = 30.0):
+def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, timeout: float = 30.0,
+          verbose: bool = False):
     """Grade `launcher` on every case of `puzzle` in this process, print the report, return the result.
 
     This is the notebook path; ``python -m grader`` grades in a child process instead, so that a
@@ -36,10 +37,13 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
         raise RuntimeError("\n".join(problems))
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
-        source = inspect.getsourcefile(launcher) or "<notebook>"
+        source = inspect.getsourcefile(launcher) or "<unknown>"
     except TypeError:
         source = "<unknown>"
+    if "ipykernel_" in source:
+        source = "this notebook"
     result = grading.grade(found, launcher, seed, MODE.device, source, MODE.name, timeout)
-    name = getattr(launcher, "__name__", "launcher")
-    print(report.format_result(result, f"grader.check({found.number}, {name}, seed={seed})"))
+    call = f"grader.check({found.number}, {getattr(launcher, '__name__', 'launcher')}"
+    print(report.format_result(result, call + ")", f"{call}, seed={seed})", verbose,
+                               "verbose=True shows every failure in full"))
     return result

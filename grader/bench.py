@@ -55,6 +55,26 @@ def copy_bandwidth() -> float:
     return 2 * COPY_BYTES / seconds
 
 
+def exp2_rate() -> float:
+    """exp2 evaluations per second when the chip does nothing else: the ceiling for puzzle 6."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def exp2_chain(x_ptr, REPEAT: tl.constexpr, B: tl.constexpr):
+        offsets = tl.program_id(0) * B + tl.arange(0, B)
+        x = tl.load(x_ptr + offsets)
+        for _ in tl.static_range(REPEAT):
+            x = tl.exp2(-x)  # stays in (0, 1], one exp2 and one negation per step
+        tl.store(x_ptr + offsets, x)
+
+    repeat, block = 256, 1024
+    x = torch.rand(block * 132 * 64, device="cuda")
+    seconds = _median_us(lambda: exp2_chain[(x.numel() // block,)](x, REPEAT=repeat, B=block)) * 1e-6
+    return x.numel() * repeat / seconds
+
+
 def _inputs(puzzle, dims):
     import torch
 
@@ -101,7 +121,7 @@ def _fastest(launcher, args, candidates, reference):
     return best
 
 
-def bench_size(puzzle, launcher, dims, bandwidth: float, use_compile: bool) -> list[dict]:
+def bench_size(puzzle, launcher, dims, bandwidth: float, exp_rate: float, use_compile: bool) -> list[dict]:
     import torch
 
     inputs = _inputs(puzzle, dims)
@@ -128,18 +148,19 @@ def bench_size(puzzle, launcher, dims, bandwidth: float, use_compile: bool) -> l
         row = {"puzzle": puzzle.number, "size": size, "impl": impl, "us": us, "note": note, "correct": correct,
                "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
                "floor_us": moved / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
-        if puzzle.bench.exps and us:
-            row["gexp_per_s"] = puzzle.bench.exps(dims) / (us * 1e-6) / 1e9
+        if puzzle.bench.exps:  # compute-bound: the floor is the exponentials at the measured exp2 rate
+            row["floor_us"] = puzzle.bench.exps(dims) / exp_rate * 1e6
+            row["gexp_per_s"] = puzzle.bench.exps(dims) / (us * 1e-6) / 1e9 if us else None
         rows.append(row)
     return rows
 
 
-def bench_puzzle(puzzle, launcher, bandwidth: float, use_compile: bool) -> list[dict]:
+def bench_puzzle(puzzle, launcher, bandwidth: float, exp_rate: float, use_compile: bool) -> list[dict]:
     import torch
 
     rows = []
     for dims in puzzle.bench.sizes:
-        rows += bench_size(puzzle, launcher, dims, bandwidth, use_compile)
+        rows += bench_size(puzzle, launcher, dims, bandwidth, exp_rate, use_compile)
         torch.cuda.empty_cache()
     return rows
 
@@ -147,48 +168,63 @@ def bench_puzzle(puzzle, launcher, bandwidth: float, use_compile: bool) -> list[
 def markdown(rows: list[dict], header: dict) -> str:
     lines = [f"Device: {header['device']}; torch {header['torch']}, triton {header['triton']}, "
              f"numpy {header['numpy']}, Python {header['python']}; {header['date']}.",
-             f"Copy bandwidth (device-to-device, read + write): {header['copy_gbps']:.0f} GB/s.", ""]
+             f"Copy bandwidth (device-to-device, read + write): {header['copy_gbps']:.0f} GB/s. "
+             f"exp2 rate: {header['exp2_rate'] / 1e9:.0f} G/s.", ""]
     for number in dict.fromkeys(r["puzzle"] for r in rows):
-        lines += [f"### Puzzle {number}", "",
-                  "| size | implementation | median µs | vs eager | GB/s | of copy BW | floor µs | of floor | note |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|---|"]
         group = [r for r in rows if r["puzzle"] == number]
+        compute_bound = "gexp_per_s" in group[0]
+        lines += [f"### Puzzle {number}", ""]
+        if compute_bound:
+            lines += ["| size | implementation | median µs | vs eager | G exp/s | floor µs (exp2) | of floor | note |",
+                      "|---|---|---:|---:|---:|---:|---:|---|"]
+        else:
+            lines += ["| size | implementation | median µs | vs eager | GB/s | of copy BW | floor µs | of floor "
+                      "| note |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
         for r in group:
             eager = next(e["us"] for e in group if e["size"] == r["size"] and e["impl"].startswith("eager"))
-            if r["us"] is None:
-                lines.append(f"| {r['size']} | {r['impl']} | — | | | | | | {r['note']} |")
-                continue
             note = r["note"] + ("" if r["correct"] else " WRONG RESULT")
-            if "gexp_per_s" in r:
-                note = (note + f"; {r['gexp_per_s']:.0f} G exp/s").lstrip("; ")
-            lines.append(f"| {r['size']} | {r['impl']} | {r['us']:.1f} | {eager / r['us']:.2f}x | {r['gbps']:.0f} | "
-                         f"{r['gbps'] * 1e9 / header['copy_bps']:.0%} | {r['floor_us']:.1f} | "
-                         f"{r['floor_us'] / r['us']:.0%} | {note} |")
+            if r["us"] is None:
+                lines.append(f"| {r['size']} | {r['impl']} | — | | | | | {note} |")
+            elif compute_bound:
+                lines.append(f"| {r['size']} | {r['impl']} | {r['us']:.1f} | {eager / r['us']:.2f}x | "
+                             f"{r['gexp_per_s']:.0f} | {r['floor_us']:.1f} | {r['floor_us'] / r['us']:.0%} | {note} |")
+            else:
+                lines.append(f"| {r['size']} | {r['impl']} | {r['us']:.1f} | {eager / r['us']:.2f}x | "
+                             f"{r['gbps']:.0f} | {r['gbps'] * 1e9 / header['copy_bps']:.0%} | {r['floor_us']:.1f} | "
+                             f"{r['floor_us'] / r['us']:.0%} | {note} |")
         lines.append("")
     return "\n".join(lines)
 
 
 def plot(rows: list[dict], path: str) -> None:
+    """One panel per puzzle: bars of median µs per size, one bar per implementation."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     numbers = list(dict.fromkeys(r["puzzle"] for r in rows))
-    fig, axes = plt.subplots(1, len(numbers), figsize=(5 * len(numbers), 4), squeeze=False)
-    for ax, number in zip(axes[0], numbers):
+    columns = min(3, len(numbers))
+    fig_rows = -(-len(numbers) // columns)
+    fig, axes = plt.subplots(fig_rows, columns, figsize=(5.5 * columns, 4 * fig_rows), squeeze=False)
+    for ax in axes.flat[len(numbers):]:
+        ax.set_visible(False)
+    for ax, number in zip(axes.flat, numbers):
         group = [r for r in rows if r["puzzle"] == number and r["us"]]
         sizes = list(dict.fromkeys(r["size"] for r in group))
-        for impl in dict.fromkeys(r["impl"] for r in group):
-            points = [(sizes.index(r["size"]), r["us"]) for r in group if r["impl"] == impl]
-            ax.plot(*zip(*points), marker="o", label=impl)
-        ax.set_xticks(range(len(sizes)), sizes, rotation=15, fontsize=7)
-        ax.set_yscale("log")
-        ax.set_ylabel("median µs")
+        labels = ["x".join(part.split("=")[1] for part in size.split(", ")) for size in sizes]
+        impls = list(dict.fromkeys(r["impl"] for r in group))
+        width = 0.8 / len(impls)
+        for i, impl in enumerate(impls):
+            points = [(sizes.index(r["size"]) + i * width, r["us"]) for r in group if r["impl"] == impl]
+            ax.bar(*zip(*points), width=width, label=impl)
+        ax.set_xticks([s + 0.4 - width / 2 for s in range(len(sizes))], labels, fontsize=8)
+        ax.set_xlabel(" x ".join(part.split("=")[0] for part in sizes[0].split(", ")))
+        ax.set_ylabel("median µs (lower is better)")
         ax.set_title(f"puzzle {number}")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
 
 
 def main(argv: list[str]) -> int:
@@ -203,17 +239,18 @@ def main(argv: list[str]) -> int:
     from . import loader, registry
 
     puzzles = [registry.find(p) for p in args.puzzles]
-    bandwidth = copy_bandwidth()
+    bandwidth, exp_rate = copy_bandwidth(), exp2_rate()
     header = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "numpy": env.versions()["numpy"], "python": platform.python_version(),
-              "date": datetime.date.today().isoformat(), "copy_bps": bandwidth, "copy_gbps": bandwidth / 1e9}
+              "date": datetime.date.today().isoformat(), "copy_bps": bandwidth, "copy_gbps": bandwidth / 1e9,
+              "exp2_rate": exp_rate}
     rows = []
     for puzzle in puzzles:
         if puzzle.bench is None:
             print(f"puzzle {puzzle.number} has no benchmark", file=sys.stderr)
             continue
         launcher = loader.load_launcher(puzzle, args.impl, args.file)
-        rows += bench_puzzle(puzzle, launcher, bandwidth, not args.no_compile)
+        rows += bench_puzzle(puzzle, launcher, bandwidth, exp_rate, not args.no_compile)
     text = markdown(rows, header)
     print(text)
     if args.markdown:

@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
                           "results": [r.to_json() for r in results]}, indent=1))
     else:
         for result in results:
-            print(report.format_result(result, _replay(result.puzzle, args, seed), args.verbose))
+            replay = _replay(result.puzzle, args, seed)
+            print(report.format_result(result, replay.split(" --seed")[0], replay, args.verbose))
             print()
     return 0 if all(r.status == "passed" for r in results) else 1
 

@@ -49,6 +49,7 @@ class CaseResult:
     blocks: dict = field(default_factory=dict)
     about: str = ""
     accesses: list[dict] = field(default_factory=list)
+    programs: int = 0  # programs launched, when the interpreter hook counted them
     seconds: float = 0.0
 
     def to_json(self) -> dict:
@@ -126,9 +127,9 @@ def explain_exception(exc: BaseException) -> str:
         if frames:
             break
     for frame in frames[-2:]:
-        message += f"\n  at {os.path.basename(frame.filename)}:{frame.lineno}: {frame.line}"
+        message += f"\n  at {instrument.location(frame.filename, frame.lineno)}: {frame.line}"
     if isinstance(root, SyntaxError) and root.lineno:
-        message += f"\n  at {os.path.basename(root.filename or '?')}:{root.lineno}: {(root.text or '').strip()}"
+        message += f"\n  at {instrument.location(root.filename or '?', root.lineno)}: {(root.text or '').strip()}"
     if "PassManager::run failed" in text:
         message += ("\n  The Triton compiler itself failed; the assertion it printed names the pass. A known trigger "
                     "in triton 3.6 (OptimizeThreadLocality): a loop's reduced result used directly by two later "
@@ -149,6 +150,15 @@ def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
     if out.dtype != torch.float32 or not out.is_cuda:
         return None
     return (out.view(torch.int32) != POISON_BITS).cpu()
+
+
+def _bounds_hint(violation) -> str:
+    if violation.region is None:
+        return "a pointer was built from something other than a kernel argument plus offsets"
+    if violation.offsets and min(violation.offsets) < 0:
+        return "a negative offset: check where the block starts"
+    return (f"lanes past the end of {violation.region.label} were not masked off: give this {violation.kind} a mask "
+            "that is False for them (e.g. offsets < size)")
 
 
 def _accesses(recorder) -> list[dict]:
@@ -187,7 +197,9 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
     on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
 
     def finish(reason, message="", **extra):
-        return result_for(case, reason, message, seconds=round(time.perf_counter() - started, 3), **extra)
+        programs = recorder.programs if recorder is not None else 0
+        return result_for(case, reason, message, seconds=round(time.perf_counter() - started, 3),
+                          programs=programs, **extra)
 
     with instrument.recording() as recorder:
         if recorder is not None:
@@ -208,7 +220,8 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
             return finish("not_started", f"not implemented yet{': ' + str(exc) if str(exc) else ''}")
         except Exception as exc:  # the learner's bug, reported, never raised
             if recorder is not None and recorder.violation is not None:
-                return finish("out_of_bounds", recorder.violation.message(), accesses=_accesses(recorder))
+                return finish("out_of_bounds", recorder.violation.message(), hint=_bounds_hint(recorder.violation),
+                              accesses=_accesses(recorder))
             return finish("error", explain_exception(exc))
 
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
@@ -274,6 +287,10 @@ class PuzzleResult:
         data = asdict(self)
         data["cases"] = [c.to_json() for c in self.cases]
         return data
+
+    def __repr__(self) -> str:
+        passed = sum(c.passed for c in self.cases)
+        return f"<puzzle {self.puzzle} ({self.slug}): {self.status}, {passed}/{len(self.cases)} cases passed>"
 
 
 def settle(puzzle: Puzzle, results: Iterable[CaseResult], start: int = 0) -> Iterator[CaseResult]:

@@ -77,8 +77,6 @@ OUTER_ADD_CASES = (
     Case("large", dict(N0=1000, N1=700), dict(B0=128, B1=64)),
 )
 
-# -- chapter 2: long softmax and attention ------------------------------------------------------
-
 ROW_SUM_CASES = (
     Case("spec", dict(N0=4, T=200), dict(B0=2, B1=32), about="the spec's own size"),
     Case("ragged", dict(N0=37, T=301), dict(B0=4, B1=64), about="T is not a multiple of B1"),
@@ -91,6 +89,8 @@ ROW_SUM_CASES = (
          about="sums near zero from large terms; the tolerance scales with the sum of |x|"),
 )
 
+
+# -- chapter 2: long softmax and attention ------------------------------------------------------
 
 def _spike_row(position: Callable[[int, int], int], height: float = 1000.0):
     def make(i, length, gen):
@@ -149,9 +149,22 @@ def _matches(yours: torch.Tensor, candidate: torch.Tensor) -> bool:
     return bool(torch.allclose(yours, candidate, rtol=1e-4, atol=1e-7 * float(candidate.abs().max())))
 
 
+def _padding(length: int, block: int) -> int:
+    """Lanes past the end of the last block."""
+    return -length % block
+
+
+def _softmax_counting_padding(x: torch.Tensor, block: int) -> torch.Tensor:
+    """The softmax a kernel computes when padded lanes load 0 and count in the max and the sum."""
+    padded = torch.nn.functional.pad(x, (0, _padding(x.shape[1], block)))
+    return torch.softmax(padded, dim=1)[:, : x.shape[1]]
+
+
 SOFTMAX_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: _matches(z, _online_without_rescale(i["x"], b["B1"])),
      "the running sum is not rescaled: when the max grows from m to m', multiply the sum by exp(m - m')"),
+    (lambda i, z, b: _padding(i["x"].shape[1], b["B1"]) > 0 and _matches(z, _softmax_counting_padding(i["x"], b["B1"])),
+     "the padded lanes of the last block count as zeros: load them with other=-inf, so exp(-inf) adds nothing"),
 )
 
 
@@ -173,7 +186,16 @@ def _attention_without_rescale(q, k, v, block):
     return numerator / denominator
 
 
+def _attention_counting_padding(q, k, v, block):
+    """Attention as computed when padded keys get score 0 (and value 0) instead of -inf."""
+    pad = _padding(k.shape[0], block)
+    return specs.flash_attention(q, torch.nn.functional.pad(k, (0, pad)), torch.nn.functional.pad(v, (0, pad)))
+
+
 FLASH_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: _padding(i["k"].shape[0], b["B1"]) > 0 and
+     _matches(z, _attention_counting_padding(i["q"], i["k"], i["v"], b["B1"])),
+     "padded keys count in the sums with score 0: set their scores to -inf with tl.where(mask, s, -inf)"),
     (lambda i, z, b: _matches(z, _attention_without_rescale(i["q"], i["k"], i["v"], b["B1"])),
      "the running sums are not rescaled: when the max grows from m to m', multiply both the "
      "denominator and the weighted sum by exp(m - m')"),

@@ -13,10 +13,13 @@ def _marks():
     return ("✓", "✗", "★") if "utf" in encoding else ("ok", "XX", "*")
 
 
-def accesses_line(case: CaseResult) -> str:
+def accesses_line(case: CaseResult, per_program: tuple[str, ...] = ()) -> str:
+    """'x read 2.0x, z written 1.0x'; tensors with a per-program budget also show the rate per program."""
     parts = []
     for row in case.accesses:
-        if row["read"]:
+        if row["read"] and row["name"] in per_program and case.programs:
+            parts.append(f"{row['name']} read {row['read'] / case.programs:.1f}x per program")
+        elif row["read"]:
             parts.append(f"{row['name']} read {row['read']:.1f}x")
         if row["written"]:
             parts.append(f"{row['name']} written {row['written']:.1f}x")
@@ -25,44 +28,51 @@ def accesses_line(case: CaseResult) -> str:
     return ", ".join(parts)
 
 
-def _case_line(case: CaseResult, mark: str) -> str:
+def _case_line(case: CaseResult, mark: str, per_program: tuple[str, ...]) -> str:
     shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
     blocks = ", ".join(f"{k}={v}" for k, v in case.blocks.items())
     where = f"{shape}; {blocks}" if blocks else shape
     line = f"  {mark} {case.name:<26} {where:<32}"
     if case.passed and case.accesses:
-        line += f" {accesses_line(case)}"
+        line += f" {accesses_line(case, per_program)}"
     return line.rstrip()
 
 
-def _details(case: CaseResult) -> list[str]:
+def _details(case: CaseResult, per_program: tuple[str, ...]) -> list[str]:
     lines = [f"      this case: {case.about}"] if case.about else []
     lines += [f"      {line}" for line in case.message.splitlines()]
     if case.accesses:
-        lines.append(f"      accesses: {accesses_line(case)}")
+        lines.append(f"      accesses: {accesses_line(case, per_program)}")
     if case.hint:
         lines.append(f"      hint: {case.hint}")
     return lines
 
 
-def format_result(result: PuzzleResult, replay: str, verbose: bool = False) -> str:
-    """The first failing case in full, later ones in a line each (all in full when verbose)."""
+def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool = False,
+                  more: str = "-v shows every failure in full") -> str:
+    """The first failing case in full, later ones in a line each (all in full when verbose).
+
+    `rerun` grades again with fresh cases, `replay` with the same seed; `more` says how to see
+    every failure in full, in the caller's terms.
+    """
     ok, bad, star = _marks()
-    lines = [f"Puzzle {result.puzzle}: {BY_NUMBER[result.puzzle].title}   ({result.source})"]
+    puzzle = BY_NUMBER[result.puzzle]
+    per_program = tuple(b.arg for b in puzzle.budgets if b.per_program)
+    lines = [f"Puzzle {result.puzzle}: {puzzle.title}   ({result.source})"]
     lines += [f"  note: {n}" for n in result.notices]
     if result.status == "not_started":
         case = result.cases[-1]
         lines.append(f"  not started: {case.message}")
-        lines.append(f"  Write your kernel in {result.source}, then run: {replay.split(' --seed')[0]}")
+        lines.append(f"  Write your kernel in {result.source}, then run: {rerun}")
         return "\n".join(lines)
     shown = 0
     first_message = None
     for case in result.cases:
-        lines.append(_case_line(case, ok if case.passed else bad))
+        lines.append(_case_line(case, ok if case.passed else bad, per_program))
         if case.passed:
             continue
         if shown == 0 or verbose:
-            lines += _details(case)
+            lines += _details(case, per_program)
             first_message = first_message or case.message
         elif case.message == first_message:
             lines.append("      the same as above")
@@ -71,14 +81,14 @@ def format_result(result: PuzzleResult, replay: str, verbose: bool = False) -> s
             lines.append(f"      {case.reason.replace('_', ' ')}: {first}")
         shown += 1
     passed = sum(c.passed for c in result.cases)
-    total = len(BY_NUMBER[result.puzzle].cases)
+    total = len(puzzle.cases)
     if result.status == "passed":
         following = BY_NUMBER.get(result.puzzle + 1)
         nxt = f" Next: puzzle {following.number}, {following.title}." if following else " That was the last one."
         lines.append(f"  {star} Solved: all {total} cases pass ({result.mode}).{nxt}")
     else:
-        more = " (-v shows every failure in full)" if shown > 1 and not verbose else ""
-        lines.append(f"  {passed} of {total} cases pass ({result.mode}){more}. Seed {result.seed}; replay: {replay}")
+        see = f" ({more})" if shown > 1 and not verbose else ""
+        lines.append(f"  {passed} of {total} cases pass ({result.mode}){see}. Seed {result.seed}; replay: {replay}")
     return "\n".join(lines)
 
 

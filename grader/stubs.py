@@ -10,13 +10,18 @@ The stub keeps everything else and puts a short placeholder in its place: ``pass
 (it stores nothing, so the grader reports "not started"), or ``raise NotImplementedError`` where
 the marker says ``# >>> solution (launcher): ...``.
 
-    python -m grader.stubs           exit 1 if puzzles/ differs from the stubs (CI runs this)
-    python -m grader.stubs --write   rewrite puzzles/ from solutions/ (maintainers: it overwrites!)
+The notebooks' exercise cells hold the same stub code (the puzzle file after its docstring), and
+are committed without outputs; this module checks and writes those too.
+
+    python -m grader.stubs           exit 1 if puzzles/ or a notebook differs from the stubs (CI runs this)
+    python -m grader.stubs --write   rewrite them from solutions/ (maintainers: it overwrites your work!)
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import re
 import sys
 
@@ -52,27 +57,58 @@ def make_stub(solution: str, number: int) -> str:
     return "".join(out)
 
 
-def expected_stubs() -> dict:
-    """{path of the stub: its text} for every puzzle."""
-    stubs = {}
+def code_part(text: str) -> str:
+    """A puzzle or solution module without its docstring: what a notebook's exercise cell holds."""
+    docstring = ast.parse(text).body[0]
+    return "\n".join(text.splitlines()[docstring.end_lineno:]).strip()
+
+
+def _cell_lines(text: str) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    if lines:
+        lines[-1] = lines[-1].rstrip("\n")
+    return lines
+
+
+def _notebook_text(path, stubs: dict) -> str:
+    """The notebook at `path` with every exercise cell set to its stub and every output cleared."""
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        cell["outputs"], cell["execution_count"] = [], None
+        tags = cell.get("metadata", {}).get("tags", [])
+        number = next((int(t.removeprefix("puzzle-")) for t in tags if t.startswith("puzzle-")), None)
+        if "exercise" in tags and number in stubs:
+            cell["source"] = _cell_lines(code_part(stubs[number]))
+    return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def expected_files() -> dict:
+    """{path: the text it should have}: every puzzle stub, and every notebook with stub cells."""
+    files, stubs = {}, {}
     for puzzle in PUZZLES:
         solution = (ROOT / "solutions" / f"{puzzle.module}.py").read_text()
-        stubs[ROOT / "puzzles" / f"{puzzle.module}.py"] = make_stub(solution, puzzle.number)
-    return stubs
+        stubs[puzzle.number] = make_stub(solution, puzzle.number)
+        files[ROOT / "puzzles" / f"{puzzle.module}.py"] = stubs[puzzle.number]
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        files[path] = _notebook_text(path, stubs)
+    return files
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.stubs", description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="overwrite puzzles/ with fresh stubs")
     args = parser.parse_args(argv)
-    stubs = expected_stubs()
-    stale = [path for path, text in stubs.items() if not path.is_file() or path.read_text() != text]
+    files = expected_files()
+    stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
     for path in stale:
         if args.write:
-            path.write_text(stubs[path])
+            path.write_text(files[path])
             print(f"wrote {path.relative_to(ROOT)}")
         else:
-            print(f"{path.relative_to(ROOT)} differs from its stub: python -m grader.stubs --write", file=sys.stderr)
+            print(f"{path.relative_to(ROOT)} differs from the stubs (or has outputs): python -m grader.stubs --write",
+                  file=sys.stderr)
     return 1 if stale and not args.write else 0
 
 
