@@ -2,6 +2,8 @@
 
 Per element the new max is either the old one or the new score, so one of the two exponentials in
 the update is exp(0) = 1: a single exp2(-|s - m|) does the work, and the loop needs no reduction.
+Correct, but ten times slower than the solution on an H200 (5369 µs against 524 µs at N0 = T = 16384,
+triton 3.6, 2026-11-29): three [B0, B1] float32 states per program are a lot of registers.
 """
 
 import torch

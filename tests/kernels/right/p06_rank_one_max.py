@@ -1,5 +1,8 @@
 """Puzzle 6 using that scores are rank one: the largest q*k over a block of keys is q*max(k) when q >= 0
-and q*min(k) when q < 0, so the block max costs two reductions over B1 keys instead of one over B0*B1."""
+and q*min(k) when q < 0, so the block max costs two reductions over B1 keys instead of one over B0*B1.
+
+Correct, but not faster: 739 µs against the solution's 524 µs on an H200 at N0 = T = 16384
+(triton 3.6, 2026-11-29). The max reduction it saves is not where the time goes."""
 
 import torch
 import triton
