@@ -52,7 +52,7 @@ def test_counts_and_coverage_of_a_masked_copy():
     assert recorder.violation is None
     regions = {r.label: r for r in recorder.regions}
     assert regions["src"].loads == 100 and regions["src"].params == ["src_ptr"]
-    assert regions["dst_ptr"].stores == 100 and regions["dst_ptr"].written.all()
+    assert regions["dst"].stores == 100 and regions["dst"].written.all()
     assert recorder.programs == 4 and recorder.launches == ["copy_kernel"]
     assert torch.equal(src, dst)
 
@@ -102,7 +102,7 @@ def test_atomics_are_counted_and_cover_their_targets():
     dst = torch.zeros(5)
     recorder = _record(atomic_kernel, (2,), src, dst, index, 50, B=32, watch={"src": src})
     regions = {r.label: r for r in recorder.regions}
-    assert regions["dst_ptr"].atomics == 50 and regions["dst_ptr"].written.all()
+    assert regions["dst"].atomics == 50 and regions["dst"].written.all()
     assert torch.equal(dst, torch.full((5,), 10.0))
 
 
