@@ -1,5 +1,9 @@
 """Every reference solution passes every case, and its stub is reported as not started."""
 
+import ast
+import inspect
+import textwrap
+
 import pytest
 from helpers import ROOT, by_puzzle, grade_file, grade_text, requires_interpreter, stub_text
 
@@ -48,3 +52,12 @@ def test_registry_is_consistent():
         assert len({tuple(sorted(c.blocks.items())) for c in puzzle.cases}) >= 2, "two block settings at least"
         for path in (ROOT / "solutions" / f"{puzzle.module}.py", ROOT / "puzzles" / f"{puzzle.module}.py"):
             assert path.is_file(), path
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle())
+def test_docstring_shows_the_graders_own_spec(puzzle):
+    """The spec a learner reads is, to the character, the one the grader runs."""
+    spec = textwrap.indent(inspect.getsource(puzzle.spec), "    ")
+    for where in ("solutions", "puzzles"):
+        docstring = ast.get_docstring(ast.parse((ROOT / where / f"{puzzle.module}.py").read_text()), clean=False)
+        assert spec in docstring, f"{where}/{puzzle.module}.py shows a spec that differs from grader/specs.py"
