@@ -193,7 +193,9 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
     inputs = make_inputs(puzzle.spec, case, seed)
     expected = reference(puzzle.spec, inputs)
     inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-    args = [inputs[a.name].to(device) if a.dtype is not None else inputs[a.name] for a in spec_args(puzzle.spec)]
+    # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
+    args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
+            for a in spec_args(puzzle.spec)]
     on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
 
     def finish(reason, message="", **extra):
