@@ -101,16 +101,14 @@ class Recorder:
     # -- regions ----------------------------------------------------------------------
     def watch(self, label: str, tensor) -> Region:
         """Name a tensor before the launcher runs, so counts and reports use the spec's names."""
-        region = self._find_exact(tensor)
+        region = self.region_of(tensor)
         if region is None:
             region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size())
             self.regions.append(region)
         return region
 
     def region_of(self, tensor) -> Region | None:
-        return self._find_exact(tensor)
-
-    def _find_exact(self, tensor) -> Region | None:
+        """The region of exactly this tensor (same start, size and element size), if it was seen."""
         start, numel = tensor.data_ptr(), tensor.numel()
         for region in self.regions:
             if region.start == start and region.numel == numel and region.itemsize == tensor.element_size():
@@ -129,7 +127,7 @@ class Recorder:
                     region.params.append(name)
 
     def _classify(self, handle) -> Region | None:
-        """The region most of this pointer's lanes fall in; a lane exactly at a start wins."""
+        """The region most of this pointer's lanes fall in (for a scalar pointer: the one holding it)."""
         addrs = np.asarray(handle.data, dtype=np.uint64).ravel()
         if not self.regions or addrs.size == 0:
             return None
