@@ -96,10 +96,13 @@ def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: tor
         finite_err = torch.where(bad & torch.isfinite(err), err, torch.zeros_like(err))
         rel = finite_err / expected.abs().clamp_min(torch.finfo(torch.float64).tiny)
         nonfinite = int((bad & ~torch.isfinite(yours64)).sum())
-        summary = (f"{count} of {total} elements of {name} wrong: max abs err {_fmt(float(finite_err.max()))}, "
-                   f"max rel err {_fmt(float(rel.max()))}")
-        if nonfinite:
-            summary += f", {nonfinite} NaN/inf"
+        if nonfinite == count:
+            summary = f"{count} of {total} elements of {name} wrong, all of them NaN or inf"
+        else:
+            summary = (f"{count} of {total} elements of {name} wrong: max abs err {_fmt(float(finite_err.max()))}, "
+                       f"max rel err {_fmt(float(rel.max()))}")
+            if nonfinite:
+                summary += f", {nonfinite} NaN/inf"
         lines.append(summary)
         if tolerance is not None:
             lines.append(f"allowed: {tolerance.rtol:g} x ({tolerance.explain})")
@@ -165,7 +168,8 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
     nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
     detectors = [(lambda p=p: p(inputs, yours64, blocks), text) for p, text in puzzle_hints] + [
         (lambda: bool(nonfinite.any()),
-         "NaN or inf where the answer is finite: does an exp overflow (subtract the max first), or a 0/0?"),
+         "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
+         "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),
         (lambda: _transposed(yours64, expected, allowed),
          "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
         (lambda: _last_block_only(bad, blocks),

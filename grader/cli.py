@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import sys
 
@@ -61,9 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     from . import registry
 
     try:
-        selected = list(registry.PUZZLES) if args.all else [registry.find(p) for p in args.puzzles]
+        chosen = registry.PUZZLES if args.all else [registry.find(p) for p in args.puzzles]
+        selected = list({p.number: p for p in chosen}.values())  # each once, in the order given
     except KeyError as exc:
         parser.error(exc.args[0])
+    if args.file and not os.path.isfile(args.file):
+        parser.error(f"--file {args.file}: no such file" if not os.path.exists(args.file) else
+                     f"--file {args.file} is a directory; give the Python file that defines the launcher")
 
     if not selected:
         return _table(args)
@@ -94,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             replay = _replay(result.puzzle, args, seed)
             print(report.format_result(result, replay.split(" --seed")[0], replay, args.verbose))
             print()
+        if len(results) > 1:
+            print(report.format_summary(results))
     return 0 if all(r.status == "passed" for r in results) else 1
 
 

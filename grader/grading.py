@@ -9,7 +9,10 @@ element, got the values right, left its inputs alone and kept to the budget.
 from __future__ import annotations
 
 import contextlib
+import difflib
+import linecache
 import os
+import re
 import signal
 import sys
 import threading
@@ -33,7 +36,8 @@ POISON_BITS = 0x7FC0DEAD
 
 
 class CaseTimeout(BaseException):
-    """Raised by the alarm; a BaseException so that no `except Exception` swallows it."""
+    """Raised by the alarm; a BaseException so that no `except Exception` swallows it.
+    Its argument is where the learner's code was when time ran out."""
 
 
 @dataclass
@@ -76,7 +80,7 @@ def time_limit(seconds: float | None):
         return
 
     def on_alarm(signum, frame):
-        raise CaseTimeout()
+        raise CaseTimeout(_learner_line(frame))
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -103,17 +107,62 @@ def _library_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    seen = set()
-    while exc.__cause__ is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        exc = exc.__cause__
-    return exc
+def _learner_line(frame) -> str:
+    """'p03.py:15: while start < T:' for the innermost frame of the learner's code, or ''."""
+    library = _library_dirs() + (os.path.dirname(np.__file__) + os.sep,)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(library) and not filename.startswith("<"):
+            code = linecache.getline(filename, frame.f_lineno).strip()
+            return f"{instrument.location(filename, frame.f_lineno)}: {code}"
+        frame = frame.f_back
+    return ""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """exc and its causes, innermost first (triton wraps a kernel's error once or twice)."""
+    chain, seen = [exc], {id(exc)}
+    while chain[-1].__cause__ is not None and id(chain[-1].__cause__) not in seen:
+        chain.append(chain[-1].__cause__)
+        seen.add(id(chain[-1]))
+    return chain[::-1]
+
+
+# Messages from triton and the driver that have a common cause in a learner's kernel: (clue, advice).
+_ADVICE = (
+    ("PassManager::run failed",
+     "The Triton compiler itself failed; the assertion it printed names the pass. A known trigger in triton 3.6 "
+     "(OptimizeThreadLocality): a loop's reduced result used directly by two later loops. Broadcast it once, "
+     "e.g. `m = row_max[:, None]`, and use m in both."),
+    ("active drivers",
+     "This kernel was defined before `import grader` switched Triton to its interpreter (no GPU here). Run the "
+     "cell with `import grader` first, then re-run the cell that defines your kernel."),
+    ("Cannot make_shape_compatible",
+     "Two blocks of different shapes meet on this line: check the axis of tl.sum / tl.max (axis=1 reduces a "
+     "[B0, B1] tile to [B0]) and the [:, None] / [None, :] broadcasts."),
+    ("Expected pointer argument to have shape",
+     "The value stored has a different shape from the block of pointers: check the axis of the reductions "
+     "that made it."),
+    ("out of bounds for shape",
+     "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
+     "tl.maximum(a, b)."),
+)
+
+
+def _did_you_mean(root: BaseException) -> str | None:
+    """For a misspelt tl.something, the closest real name."""
+    found = re.search(r"module '(triton\.language)' has no attribute '(\w+)'", str(root))
+    language = sys.modules.get("triton.language")
+    if not found or language is None:
+        return None
+    close = difflib.get_close_matches(found[2], [n for n in dir(language) if not n.startswith("_")], n=1)
+    return f"did you mean tl.{close[0]}?" if close else None
 
 
 def explain_exception(exc: BaseException) -> str:
-    """'TypeError: ...' plus the learner's own line(s) where it happened."""
-    root = _root_cause(exc)
+    """'TypeError: ...' plus the learner's own line(s) where it happened, and advice where a cause is common."""
+    chain = _chain(exc)
+    root = chain[0]
     text = str(root).strip() or type(root).__name__
     lines = text.splitlines()
     if len(lines) > 14:  # compiler errors quote a lot of source; keep the head and the verdict
@@ -121,7 +170,7 @@ def explain_exception(exc: BaseException) -> str:
     message = f"{type(root).__name__}: " + "\n  ".join(lines)
     library = _library_dirs()
     frames = []
-    for error in (root, exc):
+    for error in chain:  # the innermost error that passed through the learner's code says where
         frames = [f for f in traceback.extract_tb(error.__traceback__)
                   if not os.path.abspath(f.filename).startswith(library) and not f.filename.startswith("<")]
         if frames:
@@ -130,10 +179,8 @@ def explain_exception(exc: BaseException) -> str:
         message += f"\n  at {instrument.location(frame.filename, frame.lineno)}: {frame.line}"
     if isinstance(root, SyntaxError) and root.lineno:
         message += f"\n  at {instrument.location(root.filename or '?', root.lineno)}: {(root.text or '').strip()}"
-    if "PassManager::run failed" in text:
-        message += ("\n  The Triton compiler itself failed; the assertion it printed names the pass. A known trigger "
-                    "in triton 3.6 (OptimizeThreadLocality): a loop's reduced result used directly by two later "
-                    "loops. Broadcast it once, e.g. `m = row_max[:, None]`, and use m in both.")
+    advice = [a for clue, a in _ADVICE if clue in text] + [_did_you_mean(root)]
+    message += "".join(f"\n  {a}" for a in advice if a)
     return message
 
 
@@ -157,6 +204,10 @@ def _bounds_hint(violation) -> str:
         return "a pointer was built from something other than a kernel argument plus offsets"
     if violation.offsets and min(violation.offsets) < 0:
         return "a negative offset: check where the block starts"
+    if len(violation.shape) >= 2:
+        return ("a lane of this tile lies outside its tensor: mask every dimension, e.g. "
+                "(rows[:, None] < N0) & (cols[None, :] < T); a column past the end of a row must be masked "
+                "even where it would land inside the next row")
     return (f"lanes past the end of {violation.region.label} were not masked off: give this {violation.kind} a mask "
             "that is False for them (e.g. offsets < size)")
 
@@ -216,8 +267,9 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
                 out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
-        except CaseTimeout:
-            return finish("timeout", f"stopped after {timeout:g} s: does a loop never end?")
+        except CaseTimeout as stop:
+            where = f"\n  it was running {stop.args[0]}" if stop.args and stop.args[0] else ""
+            return finish("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}")
         except NotImplementedError as exc:
             return finish("not_started", f"not implemented yet{': ' + str(exc) if str(exc) else ''}")
         except Exception as exc:  # the learner's bug, reported, never raised
@@ -240,8 +292,11 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
             continue
         region = recorder.region_of(value)
         if region is None or not (region.stores or region.atomics):
-            return finish("bad_output", f"no kernel stored into the {name} you returned: every output element "
-                                        "must be written by a kernel's tl.store", accesses=_accesses(recorder))
+            stored = [r.describe() for r in recorder.regions if r.stores or r.atomics]
+            where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
+            return finish("bad_output", f"no kernel stored into the tensor you returned as {name}{where}: every "
+                                        "output element must be written by a kernel's tl.store",
+                          accesses=_accesses(recorder))
         region.label = name
         written.append(torch.from_numpy(region.written.copy()))
     accesses = _accesses(recorder) if recorder is not None else []

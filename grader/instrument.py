@@ -11,7 +11,9 @@ What the wrappers do while a ``Recorder`` is active:
   ops, or the tensor that holds most of its lanes);
 - before a load, store or atomic runs, check each unmasked lane lies inside that tensor; an
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
-- count the unmasked lanes per tensor, and mark which elements were stored.
+- count the unmasked lanes per tensor, and mark which elements were stored;
+- give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
+  as undefined as they are on a GPU, where the interpreter would quietly give 0.
 
 On a triton version we have not tested, ``status()`` says so and the grader falls back to
 checking values only.
@@ -77,6 +79,7 @@ class Violation:
     program: tuple
     where: str         # file:line of the kernel code
     code: str          # that line's source
+    shape: tuple = ()  # the shape of the block of pointers
 
     def message(self) -> str:
         if self.region is None:
@@ -85,7 +88,8 @@ class Violation:
             offs = ", ".join(str(o) for o in self.offsets)
             target = (f"out-of-bounds {self.kind} on {self.region.describe()}: {self.lanes} of {self.active} "
                       f"unmasked lanes outside it (offsets {offs}; valid 0..{self.region.numel - 1})")
-        return f"{target}\n  in program {self.program} at {self.where}: {self.code}"
+        return (f"{target}\n  in program {self.program} at {self.where}: {self.code}\n"
+                "  (the kernel was stopped before this access ran; later loads and stores were not checked)")
 
 
 class Recorder:
@@ -155,13 +159,13 @@ class Recorder:
         region = self._region_for(ptrs)
         if region is None:
             if addrs.size:
-                self._stop(kind, None, addrs.size, addrs.size, [])
+                self._stop(kind, None, addrs.size, addrs.size, [], data.shape)
             return
         offsets = addrs.astype(np.int64) - np.int64(region.start)
         bad = (offsets < 0) | (offsets >= region.numel * region.itemsize) | (offsets % region.itemsize != 0)
         if bad.any():
             first = sorted(set((offsets[bad] // region.itemsize).tolist()))[:4]
-            self._stop(kind, region, int(bad.sum()), addrs.size, first)
+            self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape)
         elements = offsets // region.itemsize
         if kind == "load":
             region.loads += elements.size
@@ -172,9 +176,9 @@ class Recorder:
             region.atomics += elements.size
             region.written[elements] = True
 
-    def _stop(self, kind, region, lanes, active, offsets):
+    def _stop(self, kind, region, lanes, active, offsets, shape):
         where, code = _kernel_line()
-        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code)
+        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(shape))
         raise AccessViolation(self.violation.message())
 
     def _tag(self, result, args):
@@ -263,11 +267,38 @@ def status() -> tuple[bool, str]:
     return _unavailable_reason is None, _unavailable_reason or ""
 
 
+_OTHER_AT = 2  # create_masked_load(ptrs, mask, other, ...) from 3.6 to 3.9
+
+
+def _poisoned_other(ptrs):
+    """A block like the loaded one, full of a value no honest kernel relies on; None if unsure."""
+    from triton.runtime import interpreter
+
+    to_numpy = getattr(interpreter, "_get_np_dtype", None)
+    element = ptrs.get_element_ty() if hasattr(ptrs, "get_element_ty") else None
+    try:
+        dtype = to_numpy(element)
+    except Exception:  # a dtype the interpreter does not map, or a reorganised interpreter
+        return None
+    if dtype.kind == "f":
+        fill = np.nan
+    elif dtype.kind in "iu":
+        # bfloat16 lives in uint16 here: 0x7FC0 is its NaN; any other integer gets its largest value
+        fill = 0x7FC0 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
+    else:
+        return None
+    return interpreter.TensorHandle(np.full(np.shape(ptrs.data), fill, dtype=dtype), element)
+
+
 def _wrap_memory_op(original, kind, ptr_at, mask_at):
     def wrapper(*args, **kwargs):
         if _active is not None:
             mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
             _active._access(kind, args[ptr_at], mask)
+            if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
+                poison = _poisoned_other(args[ptr_at])
+                if poison is not None:
+                    args = (*args[:_OTHER_AT], poison, *args[_OTHER_AT + 1:])
         return original(*args, **kwargs)
     return wrapper
 

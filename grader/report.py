@@ -65,8 +65,7 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
         lines.append(f"  not started: {case.message}")
         lines.append(f"  Write your kernel in {result.source}, then run: {rerun}")
         return "\n".join(lines)
-    shown = 0
-    first_message = None
+    shown, same, first_message = 0, 0, None
     for case in result.cases:
         lines.append(_case_line(case, ok if case.passed else bad, per_program))
         if case.passed:
@@ -75,10 +74,9 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
             lines += _details(case, per_program)
             first_message = first_message or case.message
         elif case.message == first_message:
-            lines.append("      the same as above")
-        else:
-            first = case.message.splitlines()[0] if case.message else ""
-            lines.append(f"      {case.reason.replace('_', ' ')}: {first}")
+            same += 1
+        elif case.message:
+            lines.append(f"      {case.message.splitlines()[0]}")
         shown += 1
     passed = sum(c.passed for c in result.cases)
     total = len(puzzle.cases)
@@ -86,24 +84,42 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
         following = BY_NUMBER.get(result.puzzle + 1)
         nxt = f" Next: puzzle {following.number}, {following.title}." if following else " That was the last one."
         lines.append(f"  {star} Solved: all {total} cases pass ({result.mode}).{nxt}")
+    elif [c.name for c in result.cases] in (["import"], ["startup"]):
+        lines.append(f"  Fix that, then run: {rerun}")
     else:
+        if same:
+            lines.append(f"  {same} more case{'s' if same > 1 else ''} failed with the same message as the first.")
         see = f" ({more})" if shown > 1 and not verbose else ""
         lines.append(f"  {passed} of {total} cases pass ({result.mode}){see}. Seed {result.seed}; replay: {replay}")
     return "\n".join(lines)
 
 
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started",
-                "changed": "changed since graded", "ungraded": "not graded yet"}
+                "ungraded": "not graded yet"}
+
+
+def _status_words(status: str) -> str:
+    """'passed', or 'changed since graded (was passed)' for a file edited after its last grade."""
+    if status.startswith("changed:"):
+        return f"changed since graded (was {STATUS_WORDS[status.split(':', 1)[1]]})"
+    return STATUS_WORDS[status]
 
 
 def format_table(rows: list[tuple[int, str, str, str]], where: str) -> str:
-    """rows of (number, slug, title, status key)."""
+    """rows of (number, slug, title, status key); see progress.rows."""
     lines = [f"Triton Attention Puzzles: progress in {where}/", "",
-             f"  {'#':>2}  {'puzzle':<20} {'title':<52} status"]
+             f"  {'#':>2}  {'puzzle':<20} {'title':<54} status"]
     for number, slug, title, status in rows:
-        lines.append(f"  {number:>2}  {slug:<20} {title:<52} {STATUS_WORDS[status]}")
+        lines.append(f"  {number:>2}  {slug:<20} {title:<54} {_status_words(status)}")
     done = sum(status == "passed" for *_, status in rows)
     todo = next((number for number, *_, status in rows if status != "passed"), None)
     lines.append("")
     lines.append(f"  {done} of {len(rows)} passed." + (f" Next: python -m grader {todo}" if todo else " All solved!"))
     return "\n".join(lines)
+
+
+def format_summary(results: list[PuzzleResult]) -> str:
+    """One closing line when several puzzles were graded."""
+    passed = [r.puzzle for r in results if r.status == "passed"]
+    others = ", ".join(f"{r.puzzle} ({r.status.replace('_', ' ')})" for r in results if r.status != "passed")
+    return f"{len(passed)} of {len(results)} puzzles passed." + (f" Not yet: {others}." if others else "")

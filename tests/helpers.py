@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,9 +49,13 @@ def failed_case(result):
     return next(c for c in result.cases if not c.passed)
 
 
-def run_cli(*args, interpret=True, timeout=600):
-    """`python -m grader ARGS` in a child process, from the repository root."""
+def run_cli(*args, interpret=True, timeout=600, results=None):
+    """`python -m grader ARGS` in a child process, from the repository root.
+
+    Progress goes to `results` (by default a throwaway file), never to the learner's .grader/.
+    """
     environment = dict(os.environ)
+    environment["GRADER_RESULTS"] = str(results or Path(tempfile.mkdtemp()) / "results.json")
     environment.pop("TRITON_INTERPRET", None)
     if interpret:
         environment["TRITON_INTERPRET"] = "1"

@@ -78,6 +78,8 @@ def test_seed_replays_the_same_cases():
     (["--all", "3"], "not both"),
     (["--file", "x.py"], "--file needs a puzzle"),
     (["1", "--timeout", "0"], "--timeout must be positive"),
+    (["1", "--file", "missing.py"], "no such file"),
+    (["1", "--file", "puzzles"], "is a directory"),
 ])
 def test_usage_errors_exit_2(args, complaint):
     run = run_cli(*args)
@@ -85,9 +87,26 @@ def test_usage_errors_exit_2(args, complaint):
     assert complaint in run.stderr and "Traceback" not in run.stderr
 
 
-def test_all_solutions_pass_and_grading_is_recorded_for_the_table():
-    run = run_cli("--all", "--impl", "solutions")
+def test_all_solutions_pass_and_grading_is_recorded_for_the_table(tmp_path):
+    results = tmp_path / "results.json"
+    run = run_cli("--all", "--impl", "solutions", results=results)
     assert run.returncode == 0, run.stdout[-3000:]
     assert run.stdout.count("Solved") == len(registry.PUZZLES)
-    table = run_cli("--impl", "solutions")
+    assert f"{len(registry.PUZZLES)} of {len(registry.PUZZLES)} puzzles passed." in run.stdout
+    table = run_cli("--impl", "solutions", results=results)
     assert table.stdout.count(" passed") >= len(registry.PUZZLES)
+
+
+def test_table_says_when_a_file_changed_since_its_grade(tmp_path):
+    results = tmp_path / "results.json"
+    run_cli("1", "--impl", "solutions", results=results)
+    data = json.loads(results.read_text())
+    data["solutions"]["1"]["sha256"] = "edited since"
+    results.write_text(json.dumps(data))
+    table = run_cli("--impl", "solutions", results=results)
+    assert "changed since graded (was passed)" in table.stdout
+
+
+def test_a_puzzle_named_twice_is_graded_once():
+    run = run_cli("1", "add", "--impl", "solutions")
+    assert run.returncode == 0 and run.stdout.count("Puzzle 1:") == 1

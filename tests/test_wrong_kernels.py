@@ -47,7 +47,7 @@ MUTATIONS = [
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "never_written", "never written (missing tl.store or mask?)"),
     Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
-             "no kernel stored into the z you returned"),
+             "no kernel stored into the tensor you returned as z"),
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
              "tl.store(z_ptr + offsets, x + y, mask=mask)\n    tl.store(x_ptr + offsets, x * 0, mask=mask)",
              "input_modified", "changed the input x"),
@@ -147,6 +147,7 @@ def test_never_ending_loop_is_stopped_and_reported():
     case = failed_case(result)
     assert case.reason == "timeout", _report(result)
     assert "stopped after 2 s" in case.message
+    assert "it was running p03_never_ends.py:" in case.message
     assert all(c.reason == "skipped" for c in result.cases[1:])
 
 
