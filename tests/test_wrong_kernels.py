@@ -70,6 +70,10 @@ MUTATIONS = [
     Mutation(3, "sums only the first block", "for start in tl.range(0, T, B1):", "for start in tl.range(0, B1, B1):",
              "mismatch", "only the first block"),
     Mutation(3, "padding loads 1 instead of 0", "other=0.0", "other=1.0", "mismatch", "wrong"),
+    Mutation(3, "masked load without other=", "mask=mask, other=0.0)", "mask=mask)", "mismatch",
+             "a masked load without other="),
+    Mutation(3, "sum along the wrong axis", "tl.sum(tile, axis=1)", "tl.sum(tile, axis=0)", "error",
+             "check the axis of tl.sum"),
     Mutation(3, "row offset forgets the row length", "rows[:, None] * T + cols[None, :]",
              "rows[:, None] + cols[None, :]", "mismatch", "wrong"),
     # puzzle 4
@@ -95,6 +99,10 @@ MUTATIONS = [
              "denominator = denominator \\", "mismatch", "the running sum is not rescaled"),
     Mutation(5, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
              "out_of_bounds", "out-of-bounds load on x", count=-1),
+    Mutation(5, "tl.max where tl.maximum was meant", "new_max = tl.maximum(row_max,", "new_max = tl.max(row_max,",
+             "error", "use tl.maximum(a, b)"),
+    Mutation(5, "a misspelt tl function", "new_max = tl.maximum(row_max,", "new_max = tl.maxmimum(row_max,",
+             "error", "did you mean tl.maximum?"),
     Mutation(5, "max of the block only", "new_max = tl.maximum(row_max, tl.max(x, axis=1))",
              "new_max = tl.max(x, axis=1)", "mismatch", "wrong"),
     # puzzle 6
