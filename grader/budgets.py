@@ -1,36 +1,97 @@
 """Access budgets: limits on memory traffic that make a puzzle's lesson checkable.
 
-A budget is checked against what the interpreter hook recorded (``instrument.Recorder``).
-It counts unmasked lanes only, so masked-off padding is free.
+A budget is checked against what the interpreter hook recorded (``instrument.Recorder``). It counts
+unmasked lanes only, so masked-off padding is free. ``numel`` maps each input's name to its element
+count; ``dims`` holds the case's sizes (N and E for a graph).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+
+def _region(recorder, name):
+    return next((r for r in recorder.regions if r.label == name), None)
 
 
 @dataclass(frozen=True)
 class Reads:
-    """Each element of input ``arg`` is loaded at most ``times`` times (per program, if asked)."""
+    """Each element of input `arg` is loaded at most `times` times: in all, per program, or per edge
+    (for a per-node tensor gathered along edges: one row per edge)."""
     arg: str
     times: float
-    per_program: bool = False
+    per: str = "all"  # all, program, edge
     lesson: str = ""  # why the limit exists, in the learner's terms
 
     def describe(self) -> str:
-        per = " per program" if self.per_program else ""
+        per = "" if self.per == "all" else f" per {self.per}"
         return f"{self.arg} read at most {self.times:g}x{per}"
 
-    def check(self, recorder, numel: int) -> str | None:
-        region = next((r for r in recorder.regions if r.label == self.arg), None)
-        if region is None or region.loads == 0:
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        size = numel[self.arg]
+        region = _region(recorder, self.arg)
+        unit = {"all": size, "program": size * recorder.programs,
+                "edge": size // max(dims.get("N", 1), 1) * dims.get("E", 0)}[self.per]
+        loads = region.loads if region is not None else 0
+        if unit and not loads:
             return (f"{self.arg} was never loaded by a kernel: pass the input tensor itself "
                     "(not a copy) to the kernel")
-        copies = recorder.programs if self.per_program else 1
-        limit = self.times * numel * copies
-        if region.loads <= limit:
+        if loads <= self.times * unit:
             return None
-        measured = region.loads / (numel * copies)
-        per = f" per program ({recorder.programs} programs)" if self.per_program else ""
-        return (f"over budget: {self.arg} read {measured:.2f}x{per}, the budget is {self.times:g}x. "
-                f"{self.lesson}").rstrip()
+        per = {"all": "", "program": f" per program ({recorder.programs} programs)",
+               "edge": f" of a row per edge ({dims.get('E', 0)} edges)"}[self.per]
+        return (f"over budget: {self.arg} read {loads / max(unit, 1):.2f}x{per}, the budget is "
+                f"{self.times:g}x. {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class Writes:
+    """Each element of output `arg` is stored at most `times` times."""
+    arg: str
+    times: float = 1
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return f"{self.arg} written at most {self.times:g}x"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        region = _region(recorder, self.arg)
+        if region is None or region.stores <= self.times * region.numel:
+            return None
+        return (f"over budget: {self.arg} written {region.stores / region.numel:.2f}x, the budget is "
+                f"{self.times:g}x. {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class Loads:
+    """Elements loaded from `args` together, at most `limit`, a formula in the case's sizes ("E + 3*N")."""
+    args: tuple[str, ...]
+    limit: str
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return f"{' + '.join(self.args)} loads at most {self.limit}"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        loaded = sum(r.loads for r in recorder.regions if r.label in self.args)
+        limit = eval(self.limit, {"__builtins__": {}}, dict(dims))
+        if loaded <= limit:
+            return None
+        return (f"over budget: {loaded} elements of {', '.join(self.args)} loaded, the budget is {self.limit} = "
+                f"{limit}. {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class NoAtomics:
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return "no atomics"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        used = {r.label: r.atomics for r in recorder.regions if r.atomics}
+        if not used:
+            return None
+        where = ", ".join(f"{n} ({k})" for n, k in used.items())
+        return f"over budget: atomics on {where}; this puzzle allows none. {self.lesson}".rstrip()

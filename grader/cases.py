@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .graphs import Graph, graph_arrays
+
 # A fill draws float64 values for one input: fill(arg_name, shape, generator) -> tensor.
 Fill = Callable[[str, tuple, torch.Generator], torch.Tensor]
 
@@ -53,11 +55,9 @@ class Case:
     blocks: Mapping[str, int] = field(default_factory=dict)
     fill: Fill = normal()
     about: str = ""  # what the case is for, shown when it fails
-
-    def describe(self) -> str:
-        dims = ", ".join(f"{k}={v}" for k, v in self.dims.items())
-        blocks = ", ".join(f"{k}={v}" for k, v in self.blocks.items())
-        return f"{dims}; {blocks}" if blocks else dims
+    # For graph puzzles: builds the graph from the case's generator. Its sizes N and E join the dims,
+    # and spec arguments named like graph arrays (dst, col_ptr, edge_id, ...) come from it.
+    graph: Callable[[torch.Generator], Graph] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ class Arg:
     dims: tuple[str, ...]
 
     def shape(self, dims: Mapping[str, int]) -> tuple[int, ...]:
-        return tuple(dims[d] for d in self.dims)
+        """Sizes from the case's dims; a dimension may be an expression such as "N+1"."""
+        return tuple(dims[d] if d in dims else int(eval(d, {"__builtins__": {}}, dict(dims))) for d in self.dims)
 
 
 def _arg_from_annotation(name: str, annotation) -> Arg:
@@ -97,17 +98,26 @@ def case_seed(seed: int, case: Case) -> int:
     return (seed * 1_000_003 + zlib.crc32(case.name.encode())) % (2**63)
 
 
-def make_inputs(spec: Callable, case: Case, seed: int) -> dict[str, torch.Tensor | int]:
-    """The inputs of one case, in the spec's dtypes, on the CPU."""
+def case_dims(case: Case, graph: Graph | None) -> dict[str, int]:
+    return {**case.dims, "N": graph.num_nodes, "E": graph.num_edges} if graph is not None else dict(case.dims)
+
+
+def make_inputs(spec: Callable, case: Case, seed: int) -> tuple[dict[str, torch.Tensor | int], dict[str, int]]:
+    """The inputs of one case, in the spec's dtypes, on the CPU; and its sizes (with N, E for a graph)."""
     gen = torch.Generator().manual_seed(case_seed(seed, case))
+    graph = case.graph(gen) if case.graph is not None else None
+    from_graph = graph_arrays(graph) if graph is not None else {}
+    dims = case_dims(case, graph)
     inputs: dict[str, torch.Tensor | int] = {}
     for arg in spec_args(spec):
-        if arg.dtype is None:
-            inputs[arg.name] = case.dims[arg.name]
+        if arg.name in from_graph:
+            inputs[arg.name] = from_graph[arg.name]
+        elif arg.dtype is None:
+            inputs[arg.name] = dims[arg.name]
         else:
-            values = case.fill(arg.name, arg.shape(case.dims), gen)
+            values = case.fill(arg.name, arg.shape(dims), gen)
             inputs[arg.name] = values.to(arg.dtype).contiguous()
-    return inputs
+    return inputs, dims
 
 
 def reference(spec: Callable, inputs: Mapping[str, torch.Tensor | int]) -> list[torch.Tensor]:

@@ -241,9 +241,10 @@ def _check_outputs(puzzle: Puzzle, out, expected: list[torch.Tensor], device: st
 def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
              timeout: float | None = DEFAULT_TIMEOUT) -> CaseResult:
     started = time.perf_counter()
-    inputs = make_inputs(puzzle.spec, case, seed)
+    inputs, dims = make_inputs(puzzle.spec, case, seed)
     expected = reference(puzzle.spec, inputs)
-    inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                for k, v in inputs.items()}
     # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
     args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
             for a in spec_args(puzzle.spec)]
@@ -251,8 +252,10 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
 
     def finish(reason, message="", **extra):
         programs = recorder.programs if recorder is not None else 0
-        return result_for(case, reason, message, seconds=round(time.perf_counter() - started, 3),
-                          programs=programs, **extra)
+        result = result_for(case, reason, message, seconds=round(time.perf_counter() - started, 3),
+                            programs=programs, **extra)
+        result.dims = dims  # with the graph's N and E, where there is one
+        return result
 
     with instrument.recording() as recorder:
         if recorder is not None:
@@ -287,8 +290,8 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
 
     written = []
     for name, value in zip(puzzle.outputs, outs):
-        if recorder is None:
-            written.append(_written_natively(value))
+        if recorder is None or value.numel() == 0:  # an empty output (a graph with no edge) has nothing to write
+            written.append(_written_natively(value) if value.numel() else None)
             continue
         region = recorder.region_of(value)
         if region is None or not (region.stores or region.atomics):
@@ -304,9 +307,9 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
     if recorder is None and all(w is not None and not w.any() for w in written):
         return finish("not_started", "not implemented yet (no output element was written)")
 
-    for name, value, exp, wr in zip(puzzle.outputs, outs, expected, written):
-        allowed = puzzle.tolerance.allowed(inputs64, exp)
-        diagnosis = checker.compare(name, value, exp, allowed, wr, puzzle.tolerance)
+    for name, value, exp, wr, tolerance in zip(puzzle.outputs, outs, expected, written, puzzle.tolerances):
+        allowed = tolerance.allowed(inputs64, exp)
+        diagnosis = checker.compare(name, value, exp, allowed, wr, tolerance)
         if diagnosis is not None:
             reason = "mismatch" if diagnosis.wrong else "never_written"
             hint = checker.hint(value, exp, allowed, diagnosis, case.blocks, inputs64, puzzle.hints)
@@ -319,8 +322,9 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
                           accesses=accesses)
 
     if recorder is not None:
+        numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         for budget in puzzle.budgets:
-            problem = budget.check(recorder, inputs[budget.arg].numel())
+            problem = budget.check(recorder, numel, dims)
             if problem:
                 return finish("budget", problem, accesses=accesses)
     return finish("passed", accesses=accesses)

@@ -13,7 +13,8 @@ What the wrappers do while a ``Recorder`` is active:
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
 - count the unmasked lanes per tensor, and mark which elements were stored;
 - give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
-  as undefined as they are on a GPU, where the interpreter would quietly give 0.
+  as undefined as they are on a GPU, where the interpreter would quietly give 0;
+- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects).
 
 On a triton version we have not tested, ``status()`` says so and the grader falls back to
 checking values only.
@@ -290,10 +291,23 @@ def _poisoned_other(ptrs):
     return interpreter.TensorHandle(np.full(np.shape(ptrs.data), fill, dtype=dtype), element)
 
 
+def _bool_mask(mask):
+    """The interpreter sometimes stores a combined mask (`block_mask & (node < N)`) as int32 data,
+    which its own load and store then reject; the GPU takes it. Hand them booleans."""
+    from triton.runtime import interpreter
+
+    if mask is None or np.asarray(mask.data).dtype == np.bool_:
+        return mask
+    return interpreter.TensorHandle(np.asarray(mask.data) != 0, mask.dtype)
+
+
 def _wrap_memory_op(original, kind, ptr_at, mask_at):
     def wrapper(*args, **kwargs):
         if _active is not None:
             mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
+            if mask is not None and np.asarray(mask.data).dtype != np.bool_:
+                mask = _bool_mask(mask)
+                args = (*args[:mask_at], mask, *args[mask_at + 1:])
             _active._access(kind, args[ptr_at], mask)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import specs
-from .budgets import Reads
-from .cases import Case, normal, per_input, rows
+from . import graphs, specs
+from .budgets import Loads, NoAtomics, Reads, Writes
+from .cases import Case, Fill, normal, per_input, rows
 from .checker import PuzzleHint, Tolerance, magnitude_scale
 
 
@@ -25,11 +25,14 @@ class Bench:
     compulsory traffic. ``extra_reads`` adds the re-reads the puzzle's algorithm needs, which gives
     the floor that algorithm can reach (puzzle 5 reads x twice: one extra read).
     """
-    sizes: tuple[Mapping[str, int], ...]
+    sizes: tuple[Mapping[str, int] | Case, ...]  # a Case where the inputs need a graph
     blocks: tuple[Mapping[str, int], ...]  # candidate block sizes; the fastest is reported
     extra_reads: Mapping[str, float] = field(default_factory=dict)
     library: Mapping[str, Callable] = field(default_factory=dict)  # what a practitioner would call instead
     exps: Callable[[Mapping[str, int]], int] | None = None  # exponentials computed, for compute-bound puzzles
+    # Other launchers in the solution file worth timing, each with the sizes it is run at (a test on dims).
+    variants: Mapping[str, Callable[[Mapping[str, int]], bool]] = field(default_factory=dict)
+    cuda_graph: bool = False  # also time inside a CUDA graph: for problems near the launch overhead
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,15 @@ class Puzzle:
     notebook: str
     spec: Callable
     cases: tuple[Case, ...]
-    tolerance: Tolerance
-    budgets: tuple[Reads, ...] = ()
+    tolerance: Tolerance | tuple[Tolerance, ...]  # one per output, or one for all
+    budgets: tuple = ()  # budgets.Reads, Writes, Loads, NoAtomics
     hints: tuple[PuzzleHint, ...] = ()
     outputs: tuple[str, ...] = ("z",)
     bench: Bench | None = None
+
+    @property
+    def tolerances(self) -> tuple[Tolerance, ...]:
+        return self.tolerance if isinstance(self.tolerance, tuple) else (self.tolerance,) * len(self.outputs)
 
     @property
     def module(self) -> str:
@@ -235,6 +242,146 @@ FLASH_CASES = (
          about="q = 0 gives equal weights: the answer is the mean of v"),
 )
 
+# -- chapter 3: graph attention on sparse graphs ---------------------------------------------------
+
+def _positive_scores(name, shape, gen):
+    """Attention-like weights: exp of a logit in [-5, 5]."""
+    return torch.exp(torch.rand(shape, generator=gen, dtype=torch.float64) * 10 - 5)
+
+
+_scores = per_input(score=_positive_scores)
+
+
+# Graphs every chapter-3 puzzle is graded on: (name, builder, about).
+GRAPHS = (
+    ("molecules", lambda g: graphs.molecules(2, g), "a batch of two small molecule-like graphs"),
+    ("nodes with no incoming edge", lambda g: graphs.with_isolated(graphs.molecules(1, g), 5),
+     "five nodes no edge reaches: their output is 0, not 0/0"),
+    ("hub with half the edges", lambda g: graphs.with_hub(graphs.random_graph(100, 4, g), 0.5, g, hub=7),
+     "one node receives 50% of all edges: contention, and duplicate destinations inside one block"),
+    ("hub with 90% of the edges", lambda g: graphs.with_hub(graphs.random_graph(60, 3, g), 0.9, g, hub=0),
+     "one node receives 90% of all edges"),
+    ("duplicate edges and self loops", lambda g: graphs.with_self_loops(graphs.with_duplicates(
+        graphs.molecules(2, g), 60, g), 20, g), "each copy of an edge counts: a multigraph"),
+    ("power law", lambda g: graphs.power_law(120, 700, g), "hubs and many nodes of degree 0 or 1"),
+    ("banded", lambda g: graphs.banded(97, 5, g), "locality: sources near their destination"),
+    ("empty graph", lambda g: graphs.empty(37), "no edge at all: every output is 0"),
+)
+
+
+def _graph_cases(blocks: Mapping[str, int], fill: Fill | None = None, extra_blocks=None):
+    """The shared graphs as cases with H=4 heads of D=32, alternating two block settings."""
+    cases = []
+    for index, (name, build, about) in enumerate(GRAPHS):
+        chosen = extra_blocks if extra_blocks and index % 2 else blocks
+        cases.append(Case(name, dict(H=4, D=32), dict(chosen), fill=fill or normal(), about=about, graph=build))
+    return cases
+
+
+SCATTER_CASES = (
+    *_graph_cases(dict(BLOCK_E=32), _scores, extra_blocks=dict(BLOCK_E=8)),
+    Case("H and D not powers of two", dict(H=3, D=20), dict(BLOCK_E=16), fill=_scores,
+         graph=lambda g: graphs.molecules(2, g), about="H=3 heads of D=20 features: masks on both"),
+)
+
+GATHER_CASES = (
+    *_graph_cases(dict(BLOCK_E=16), _scores, extra_blocks=dict(BLOCK_E=8, NODES_PER_PROGRAM=4)),
+    Case("H and D not powers of two", dict(H=3, D=20), dict(BLOCK_E=4, NODES_PER_PROGRAM=2), fill=_scores,
+         graph=lambda g: graphs.molecules(2, g), about="H=3 heads of D=20 features: masks on both"),
+)
+
+
+def _reference_problem(gen):
+    """The reference aggregation: 320 nodes, node n receiving 14 + (n % 5) - 2 edges."""
+    return graphs.with_degrees(12 + torch.arange(320) % 5, gen)
+
+
+AGGREGATE_CASES = (
+    Case("reference problem", dict(H=8, D=32), dict(BLOCK_E=16), graph=_reference_problem,
+         about="320 nodes with 12 to 16 neighbours each, 8 heads of 32 features"),
+    *_graph_cases(dict(BLOCK_E=16), extra_blocks=dict(BLOCK_E=4, NODES_PER_PROGRAM=2)),
+    Case("H and D not powers of two", dict(H=5, D=12), dict(BLOCK_E=8), graph=lambda g: graphs.molecules(2, g),
+         about="H=5 heads of D=12 features: masks on both"),
+)
+
+ATTENTION_CASES = (
+    *_graph_cases(dict(BLOCK_E=16), extra_blocks=dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
+    Case("clip per feature", dict(H=4, D=32), dict(BLOCK_E=16), fill=per_input(q=normal(5.0), k=normal(5.0)),
+         graph=lambda g: graphs.molecules(2, g),
+         about="|k*q/sqrt(D)| exceeds 5 on many features, so the per-feature clip matters"),
+    Case("logits beyond 5", dict(H=4, D=32), dict(BLOCK_E=16), fill=per_input(e=normal(4.0)),
+         graph=lambda g: graphs.molecules(2, g), about="sums of e_out beyond +-5, so the logit clip matters"),
+    Case("H and D not powers of two", dict(H=3, D=20), dict(BLOCK_E=8), graph=lambda g: graphs.molecules(2, g),
+         about="H=3 heads of D=20 features: masks on both"),
+    Case("H=5, D=7", dict(H=5, D=7), dict(BLOCK_E=4, NODES_PER_PROGRAM=4), fill=per_input(q=normal(3.0)),
+         graph=lambda g: graphs.with_hub(graphs.random_graph(40, 3, g), 0.3, g),
+         about="small odd sizes with a hub"),
+)
+
+
+def _edge_ends(inputs):
+    """(src, dst) of every edge, in edge-id order, from the CSC arrays."""
+    edge = inputs["edge_id"].long()
+    src, dst = torch.empty_like(edge), torch.empty_like(edge)
+    src[edge], dst[edge] = inputs["row_idx"].long(), specs._slot_nodes(inputs["col_ptr"])
+    return src, dst
+
+
+def _attention_h_scale(inputs, expected):
+    """Rounding bound for h in units of float32 eps, as for puzzle 6: each weight carries the relative
+    error of its logit (about the sum of |e_out| over the features), and the normaliser spreads it."""
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    src, dst = _edge_ends(inputs)
+    e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * inputs["e"]
+    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))
+    condition = 1 + e_out.abs().sum(-1)  # [E, H]
+    den = torch.zeros_like(q[..., 0]).index_add_(0, dst, weight) + specs.EPS
+    share = weight / den[dst]
+    mass = share[..., None] * v[src].abs()
+    scale = torch.zeros_like(q).index_add_(0, dst, mass * (1 + condition[..., None]))
+    spread = torch.zeros_like(q[..., 0]).index_add_(0, dst, share * condition)
+    return scale + torch.zeros_like(q).index_add_(0, dst, mass) * spread[..., None]
+
+
+def _attention_e_out_scale(inputs, expected):
+    src, dst = _edge_ends(inputs)
+    product = (inputs["k"][src] * inputs["q"][dst]).abs() / inputs["q"].shape[-1] ** 0.5
+    return torch.clamp(product, max=5) * inputs["e"].abs()
+
+
+def _gather_in_slot_order(inputs, yours, blocks) -> bool:
+    wrong = dict(inputs, edge_id=torch.arange(inputs["edge_id"].numel(), dtype=torch.int32))
+    return inputs["edge_id"].numel() > 1 and _matches(yours, specs.csc_gather(**wrong))
+
+
+def _attention_variant(inputs, clip_features=True, e_out_in_slot_order=False):
+    q, k, e = inputs["q"], inputs["k"], inputs["e"]
+    src, dst = _edge_ends(inputs)
+    product = k[src] * q[dst] / q.shape[-1] ** 0.5
+    e_out = (torch.clamp(product, -5, 5) if clip_features else product) * e
+    if e_out_in_slot_order:
+        return e_out[inputs["edge_id"].long()]
+    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))
+    return specs.scatter_add(weight[..., None] * inputs["v"][src], weight, dst.to(torch.int32), q.shape[0])
+
+
+GATHER_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: _gather_in_slot_order(i, z, b),
+     "edge features were read in slot order: slot s holds edge edge_id[s], so read row edge_id[s] of "
+     "v_scaled and score"),
+)
+EPSILON_HINT: PuzzleHint = (lambda i, z, b: bool(torch.isnan(z).any()),
+                            "NaN at nodes no edge reaches: 0 / 0 there; add the 1e-6 to the denominator")
+ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: z.shape == i["e"].shape and z.numel() > 0 and
+     _matches(z, _attention_variant(i, e_out_in_slot_order=True)),
+     "e_out is in slot (CSC) order: store the result of slot s at row edge_id[s], the edge's own position"),
+    (lambda i, z, b: z.shape == i["e"].shape and _matches(z, _attention_variant(i, clip_features=False)),
+     "e_out is not clipped per feature: clip(k * q / sqrt(D), -5, 5) element by element, before the sum"),
+    (lambda i, z, b: z.shape == i["q"].shape and _matches(z, _attention_variant(i, clip_features=False)),
+     "the weights miss the per-feature clip: clip(k * q / sqrt(D), -5, 5) element by element, then sum"),
+)
+
 # -- GPU benchmarks (python -m grader bench) ----------------------------------------------------------
 
 SOFTMAX_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
@@ -246,6 +393,31 @@ def _sdpa(q, k, v):
     """Scalar attention as PyTorch's fused attention sees it: one head of dimension 1, scale 1."""
     return torch.nn.functional.scaled_dot_product_attention(
         q[None, None, :, None], k[None, None, :, None], v[None, None, :, None], scale=1.0).reshape(-1)
+
+
+def _molecule_batch(batch: int) -> Case:
+    return Case(f"batch {batch}", dict(H=4, D=32),
+                graph=lambda g: graphs.molecules(batch, g, nodes=100, in_degree=10))
+
+
+def GRAPH_BENCH(**settings) -> Bench:  # noqa: N802 (reads like the Bench it makes)
+    """Batches of 100-node graphs with in-degree 10, H=4 heads of D=32, as in the anchor measurements."""
+    return Bench(sizes=tuple(_molecule_batch(b) for b in (1, 16, 64, 512, 4096)), **settings)
+
+
+def _pyg_scatter(v_scaled, score, dst, num_nodes):
+    """What a practitioner would write with PyTorch Geometric (imported only when benchmarked)."""
+    from torch_geometric.utils import scatter
+
+    numerator = scatter(v_scaled, dst.long(), dim=0, dim_size=num_nodes, reduce="sum")
+    denominator = scatter(score, dst.long(), dim=0, dim_size=num_nodes, reduce="sum")
+    return numerator / (denominator[..., None] + specs.EPS)
+
+
+def _pyg_gather(v_scaled, score, col_ptr, edge_id):
+    dst = torch.empty_like(edge_id, dtype=torch.long)
+    dst[edge_id.long()] = specs._slot_nodes(col_ptr)
+    return _pyg_scatter(v_scaled, score, dst, col_ptr.numel() - 1)
 
 
 # -- the registry --------------------------------------------------------------------------------
@@ -278,12 +450,48 @@ PUZZLES: tuple[Puzzle, ...] = (
            "02_softmax_and_attention", specs.flash_attention, FLASH_CASES,
            Tolerance(4e-6, _attention_scale, "the float32 rounding bound of the softmax-weighted sum"),
            hints=FLASH_HINTS,
-           budgets=(Reads("k", 1, per_program=True, lesson="Read each key once per program."),
-                    Reads("v", 1, per_program=True, lesson="Read each value once per program, in the same loop "
-                                                         "as the keys.")),
+           budgets=(Reads("k", 1, per="program", lesson="Read each key once per program."),
+                    Reads("v", 1, per="program", lesson="Read each value once per program, in the same loop "
+                                                      "as the keys.")),
            bench=Bench(sizes=(dict(N0=16384, T=16384),),
                        blocks=(dict(B0=64, B1=256), dict(B0=128, B1=128), dict(B0=256, B1=64)),
                        library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"])),
+    Puzzle(7, "scatter_add", "Scatter-add over COO edges, with atomics", "03_graph_attention", specs.scatter_add,
+           SCATTER_CASES, Tolerance(1e-5, magnitude_scale(specs.scatter_add), "sum |v_scaled| / (sum score + 1e-6)"),
+           hints=(EPSILON_HINT,), outputs=("out",), bench=GRAPH_BENCH(
+               blocks=(dict(BLOCK_E=32), dict(BLOCK_E=64), dict(BLOCK_E=128)), library={"PyG scatter": _pyg_scatter},
+               variants={"scatter_add_coo_scan": lambda d: d["E"] <= 512_000})),
+    Puzzle(8, "csc_gather", "Gather over CSC: each node reads its own edges", "03_graph_attention", specs.csc_gather,
+           GATHER_CASES, Tolerance(1e-5, magnitude_scale(specs.csc_gather), "sum |v_scaled| / (sum score + 1e-6)"),
+           hints=(*GATHER_HINTS, EPSILON_HINT), outputs=("out",),
+           budgets=(Loads(("col_ptr", "edge_id"), "E + 3*N", lesson="Read each node's slot range from col_ptr and "
+                                                                    "each slot's edge id once; never scan edges "
+                                                                    "that are not the node's own."),
+                    Reads("v_scaled", 1, lesson="Each edge's features are read once, by its destination."),
+                    Reads("score", 1, lesson="Each edge's score is read once."),
+                    NoAtomics(lesson="One program owns each node's sum: no atomics needed, and the result is "
+                                     "deterministic.")),
+           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2),
+                                     dict(BLOCK_E=32)), library={"PyG scatter": _pyg_gather})),
+    Puzzle(9, "csr_aggregate", "Multi-head neighbour aggregation over CSR", "03_graph_attention", specs.csr_aggregate,
+           AGGREGATE_CASES, Tolerance(1e-5, magnitude_scale(specs.csr_aggregate),
+                                      "sum |edge_weight| |node_feat| over the node's slots"),
+           outputs=("out",),
+           budgets=(Reads("node_feat", 1, per="edge", lesson="Each slot gathers its neighbour's row once."),
+                    Reads("edge_weight", 1, lesson="Each slot's weights are read once.")),
+           bench=Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=_reference_problem),),
+                       blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)), cuda_graph=True)),
+    Puzzle(10, "graph_attention", "Graph attention in one kernel (RTMScore)", "03_graph_attention",
+           specs.graph_attention, ATTENTION_CASES,
+           (Tolerance(4e-6, _attention_h_scale, "the float32 rounding bound of the weighted sum"),
+            Tolerance(1e-5, _attention_e_out_scale, "min(|k q| / sqrt(D), 5) |e|")),
+           hints=(*ATTENTION_HINTS, EPSILON_HINT), outputs=("h", "e_out"),
+           budgets=(Reads("e", 1, lesson="Each edge's features are read once."),
+                    Reads("k", 1, per="edge", lesson="Each edge gathers its source's key once."),
+                    Reads("v", 1, per="edge", lesson="Each edge gathers its source's value once, in the same pass."),
+                    Reads("q", 1, lesson="Each node's query is read once, before its edges."),
+                    Writes("e_out", 1, lesson="Each edge's output is written once.")),
+           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2), dict(BLOCK_E=32)))),
 )
 
 BY_NUMBER = {p.number: p for p in PUZZLES}

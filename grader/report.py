@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 
 from .grading import CaseResult, PuzzleResult
 from .registry import BY_NUMBER
@@ -13,12 +14,15 @@ def _marks():
     return ("✓", "✗", "★") if "utf" in encoding else ("ok", "XX", "*")
 
 
-def accesses_line(case: CaseResult, per_program: tuple[str, ...] = ()) -> str:
-    """'x read 2.0x, z written 1.0x'; tensors with a per-program budget also show the rate per program."""
+def accesses_line(case: CaseResult, per: Mapping[str, str] | None = None) -> str:
+    """'x read 2.0x, z written 1.0x'. A tensor whose budget is per program or per edge shows that rate."""
+    per = per or {}
+    units = {"program": case.programs, "edge": case.dims.get("E", 0) / max(case.dims.get("N", 1), 1)}
     parts = []
     for row in case.accesses:
-        if row["read"] and row["name"] in per_program and case.programs:
-            parts.append(f"{row['name']} read {row['read'] / case.programs:.1f}x per program")
+        unit = per.get(row["name"])
+        if row["read"] and unit in units and units[unit]:
+            parts.append(f"{row['name']} read {row['read'] / units[unit]:.1f}x per {unit}")
         elif row["read"]:
             parts.append(f"{row['name']} read {row['read']:.1f}x")
         if row["written"]:
@@ -28,7 +32,7 @@ def accesses_line(case: CaseResult, per_program: tuple[str, ...] = ()) -> str:
     return ", ".join(parts)
 
 
-def _case_line(case: CaseResult, mark: str, per_program: tuple[str, ...]) -> str:
+def _case_line(case: CaseResult, mark: str, per_program: Mapping[str, str]) -> str:
     shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
     blocks = ", ".join(f"{k}={v}" for k, v in case.blocks.items())
     where = f"{shape}; {blocks}" if blocks else shape
@@ -38,7 +42,7 @@ def _case_line(case: CaseResult, mark: str, per_program: tuple[str, ...]) -> str
     return line.rstrip()
 
 
-def _details(case: CaseResult, per_program: tuple[str, ...]) -> list[str]:
+def _details(case: CaseResult, per_program: Mapping[str, str]) -> list[str]:
     lines = [f"      this case: {case.about}"] if case.about else []
     lines += [f"      {line}" for line in case.message.splitlines()]
     if case.accesses:
@@ -57,7 +61,7 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
     """
     ok, bad, star = _marks()
     puzzle = BY_NUMBER[result.puzzle]
-    per_program = tuple(b.arg for b in puzzle.budgets if b.per_program)
+    per_program = {b.arg: b.per for b in puzzle.budgets if getattr(b, "per", "all") != "all"}
     lines = [f"Puzzle {result.puzzle}: {puzzle.title}   ({result.source})"]
     lines += [f"  note: {n}" for n in result.notices]
     if result.status == "not_started":

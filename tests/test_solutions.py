@@ -29,16 +29,19 @@ def test_stub_is_not_started(puzzle, tmp_path):
     assert len(result.cases) == 1  # grading stops at the first case
 
 
+EXPECTED_READS = {"add": {"x": 1.0, "y": 1.0}, "row_sum": {"x": 1.0}, "softmax_three_loop": {"x": 3.0},
+                  "softmax_online": {"x": 2.0}, "csc_gather": {"v_scaled": 1.0, "score": 1.0, "edge_id": 1.0},
+                  "graph_attention": {"q": 1.0, "e": 1.0, "edge_id": 1.0}}
+
+
 @pytest.mark.parametrize("puzzle", by_puzzle())
 def test_access_counts_match_the_algorithm(puzzle):
     """The solutions move exactly the traffic their docstrings promise."""
     result = grade_file(puzzle, ROOT / "solutions" / f"{puzzle.module}.py")
-    spec_case = result.cases[0]
-    counts = {row["name"]: row for row in spec_case.accesses}
-    assert counts["z"]["written"] == 1.0
-    expected_reads = {"softmax_three_loop": {"x": 3.0}, "softmax_online": {"x": 2.0}, "row_sum": {"x": 1.0},
-                      "add": {"x": 1.0, "y": 1.0}}.get(puzzle.slug, {})
-    for name, times in expected_reads.items():
+    counts = {row["name"]: row for row in result.cases[0].accesses}
+    for output in puzzle.outputs:
+        assert counts[output]["written"] == 1.0
+    for name, times in EXPECTED_READS.get(puzzle.slug, {}).items():
         assert counts[name]["read"] == times
 
 
@@ -48,7 +51,8 @@ def test_registry_is_consistent():
     for puzzle in registry.PUZZLES:
         names = [c.name for c in puzzle.cases]
         assert len(set(names)) == len(names), f"duplicate case names in puzzle {puzzle.number}"
-        assert any(c.blocks.get("B0", 1) > 1 for c in puzzle.cases), "some case must use B0 > 1"
+        if any("B0" in c.blocks for c in puzzle.cases):
+            assert any(c.blocks["B0"] > 1 for c in puzzle.cases), "some case must use B0 > 1"
         assert len({tuple(sorted(c.blocks.items())) for c in puzzle.cases}) >= 2, "two block settings at least"
         for path in (ROOT / "solutions" / f"{puzzle.module}.py", ROOT / "puzzles" / f"{puzzle.module}.py"):
             assert path.is_file(), path
