@@ -386,7 +386,12 @@ def assemble(puzzle: Puzzle, results: list[CaseResult], seed: int, mode: str, so
 
 
 def grade(puzzle: Puzzle, launcher: Callable, seed: int, device: str, source: str, mode: str,
-          timeout: float | None = DEFAULT_TIMEOUT) -> PuzzleResult:
-    """Grade in this process (notebooks); the CLI uses grader.runner to survive crashes."""
-    results = settle(puzzle, (run_case(puzzle, launcher, case, seed, device, timeout) for case in puzzle.cases))
-    return assemble(puzzle, list(results), seed, mode, source, mode_notices(device))
+          timeout: float | None = DEFAULT_TIMEOUT, first_failure: bool = False) -> PuzzleResult:
+    """Grade in this process (notebooks); the CLI uses grader.runner to survive crashes.
+    With first_failure, stop at the first case that fails (the grader's own tests use it)."""
+    results = []
+    for result in settle(puzzle, (run_case(puzzle, launcher, case, seed, device, timeout) for case in puzzle.cases)):
+        results.append(result)
+        if first_failure and not result.passed:
+            break
+    return assemble(puzzle, results, seed, mode, source, mode_notices(device))

@@ -50,10 +50,19 @@ def _check_index(name: str, values, length: int | None = None, upper: int | None
         raise GraphError(f"{name} has a negative entry ({int(values.min())}) at {int(values.argmin())}")
     if upper is not None and values.numel() and int(values.max()) >= upper:
         raise GraphError(f"{name} has entry {int(values.max())} at {int(values.argmax())}, out of range 0..{upper - 1}")
-    return values.to(torch.int32).cpu()
+    if values.numel() and int(values.max()) >= 2**31:
+        raise GraphError(f"{name} has entry {int(values.max())}, too large for int32 indices")
+    return values.to(torch.int32, copy=True).cpu()  # a copy: the caller may change theirs later
 
 
-def _check_pointer(name: str, ptr, num_slots: int | None = None) -> torch.Tensor:
+def _check_count(ptr_name: str, ptr: torch.Tensor, index_name: str, index) -> None:
+    """The pointer's last entry is the number of slots, so it must equal the index array's length."""
+    length = index.numel() if isinstance(index, torch.Tensor) else None
+    if length is not None and length != int(ptr[-1]):
+        raise GraphError(f"{ptr_name} ends at {int(ptr[-1])}, but {index_name} has {length} entries")
+
+
+def _check_pointer(name: str, ptr) -> torch.Tensor:
     ptr = _check_index(name, ptr)
     if ptr.numel() == 0:
         raise GraphError(f"{name} is empty; a pointer array has N+1 entries and starts at 0")
@@ -64,8 +73,6 @@ def _check_pointer(name: str, ptr, num_slots: int | None = None) -> torch.Tensor
         at = int(steps.argmin())
         raise GraphError(f"{name} is not monotone: {name}[{at}] = {int(ptr[at])} > "
                          f"{name}[{at + 1}] = {int(ptr[at + 1])}")
-    if num_slots is not None and int(ptr[-1]) != num_slots:
-        raise GraphError(f"{name} ends at {int(ptr[-1])}, but there are {num_slots} edges")
     return ptr
 
 
@@ -122,7 +129,7 @@ def graph_arrays(graph: Graph) -> dict:
 
 
 def from_coo(src, dst, num_nodes: int) -> Graph:
-    if not isinstance(num_nodes, int) or num_nodes < 0:
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 0:
         raise GraphError(f"num_nodes must be a non-negative int, not {num_nodes!r}")
     src = _check_index("src", src, upper=num_nodes)
     dst = _check_index("dst", dst, length=src.numel(), upper=num_nodes)
@@ -133,7 +140,8 @@ def from_csc(col_ptr, row_idx, edge_id=None) -> Graph:
     """The graph a CSC describes. Without edge_id, edges are numbered in slot order."""
     col_ptr = _check_pointer("col_ptr", col_ptr)
     num_nodes, num_edges = col_ptr.numel() - 1, int(col_ptr[-1])
-    row_idx = _check_index("row_idx", row_idx, length=num_edges, upper=num_nodes)
+    _check_count("col_ptr", col_ptr, "row_idx", row_idx)
+    row_idx = _check_index("row_idx", row_idx, upper=num_nodes)
     if edge_id is None:
         edge_id = torch.arange(num_edges, dtype=torch.int32)
     edge_id = _check_index("edge_id", edge_id, length=num_edges, upper=num_edges)
@@ -150,7 +158,8 @@ def from_csr(row_ptr, col_idx) -> Graph:
     """The graph a CSR describes; edges are numbered in slot order."""
     row_ptr = _check_pointer("row_ptr", row_ptr)
     num_nodes = row_ptr.numel() - 1
-    col_idx = _check_index("col_idx", col_idx, length=int(row_ptr[-1]), upper=num_nodes)
+    _check_count("row_ptr", row_ptr, "col_idx", col_idx)
+    col_idx = _check_index("col_idx", col_idx, upper=num_nodes)
     return Graph(num_nodes, _expand(row_ptr), col_idx)
 
 
@@ -166,8 +175,13 @@ def check_csr(row_ptr, col_idx) -> None:
 # -- generators ------------------------------------------------------------------------------------
 
 def _randint(low: int, high: int, size, gen) -> torch.Tensor:
-    """Uniform integers in [low, high] (both ends included)."""
-    return torch.randint(low, high + 1, size if isinstance(size, tuple) else (size,), generator=gen)
+    """Uniform integers in [low, high] (both ends included); none when size is 0."""
+    size = size if isinstance(size, tuple) else (size,)
+    if 0 in size:
+        return torch.zeros(size, dtype=torch.int64)
+    if high < low:
+        raise GraphError(f"cannot draw from the empty range {low}..{high}: the graph has no nodes or edges")
+    return torch.randint(low, high + 1, size, generator=gen)
 
 
 def molecules(batch: int, gen: torch.Generator, nodes=(20, 100), in_degree=(2, 10)) -> Graph:
@@ -237,6 +251,8 @@ def _add(graph: Graph, src: torch.Tensor, dst: torch.Tensor, gen: torch.Generato
 
 def with_hub(graph: Graph, fraction: float, gen: torch.Generator, hub: int = 0) -> Graph:
     """Add edges into node `hub` until it receives `fraction` of all edges (contention for a scatter)."""
+    if not 0 <= fraction < 1:
+        raise GraphError(f"a hub's fraction of the edges must lie in [0, 1), not {fraction}")
     have = int((graph.dst == hub).sum())
     extra = max(0, round((fraction * graph.num_edges - have) / (1 - fraction)))
     return _add(graph, _randint(0, graph.num_nodes - 1, extra, gen), torch.full((extra,), hub), gen)

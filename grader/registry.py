@@ -153,7 +153,9 @@ def _online_without_rescale(x: torch.Tensor, block: int) -> torch.Tensor:
 
 
 def _matches(yours: torch.Tensor, candidate: torch.Tensor) -> bool:
-    return bool(torch.allclose(yours, candidate, rtol=1e-4, atol=1e-7 * float(candidate.abs().max())))
+    """Close enough to a known wrong answer to name the mistake (NaN where it has NaN counts as a match)."""
+    scale = float(torch.nan_to_num(candidate, nan=0.0, posinf=0.0, neginf=0.0).abs().max()) if candidate.numel() else 0
+    return bool(torch.allclose(yours, candidate, rtol=1e-4, atol=1e-7 * scale, equal_nan=True))
 
 
 def _padding(length: int, block: int) -> int:
@@ -354,15 +356,23 @@ def _gather_in_slot_order(inputs, yours, blocks) -> bool:
     return inputs["edge_id"].numel() > 1 and _matches(yours, specs.csc_gather(**wrong))
 
 
-def _attention_variant(inputs, clip_features=True, e_out_in_slot_order=False):
+def _attention_variant(inputs, clip_features=True, e_out_in_slot_order=False, padding_block=0, clip_logits=True):
+    """The layer as a common mistake computes it. padding_block: padded lanes of blocks of this size
+    each add exp(0) = 1 to their node's denominator."""
     q, k, e = inputs["q"], inputs["k"], inputs["e"]
     src, dst = _edge_ends(inputs)
     product = k[src] * q[dst] / q.shape[-1] ** 0.5
     e_out = (torch.clamp(product, -5, 5) if clip_features else product) * e
     if e_out_in_slot_order:
         return e_out[inputs["edge_id"].long()]
-    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))
-    return specs.scatter_add(weight[..., None] * inputs["v"][src], weight, dst.to(torch.int32), q.shape[0])
+    logits = e_out.sum(-1)
+    weight = torch.exp(torch.clamp(logits, -5, 5) if clip_logits else logits)
+    numerator = torch.zeros_like(q).index_add_(0, dst, weight[..., None] * inputs["v"][src])
+    denominator = torch.zeros_like(q[..., 0]).index_add_(0, dst, weight)
+    if padding_block:
+        degree = (inputs["col_ptr"][1:] - inputs["col_ptr"][:-1]).to(q.dtype)
+        denominator += (-degree % padding_block)[:, None]
+    return numerator / (denominator[..., None] + specs.EPS)
 
 
 GATHER_HINTS: tuple[PuzzleHint, ...] = (
@@ -370,8 +380,22 @@ GATHER_HINTS: tuple[PuzzleHint, ...] = (
      "edge features were read in slot order: slot s holds edge edge_id[s], so read row edge_id[s] of "
      "v_scaled and score"),
 )
-EPSILON_HINT: PuzzleHint = (lambda i, z, b: bool(torch.isnan(z).any()),
-                            "NaN at nodes no edge reaches: 0 / 0 there; add the 1e-6 to the denominator")
+def _without_epsilon(spec: Callable, output: int = 0) -> Callable:
+    """A hint predicate: does the answer match the spec with the 1e-6 left out of the denominator?"""
+    def fits(inputs, yours, blocks):
+        saved, specs.EPS = specs.EPS, 0.0
+        try:
+            out = spec(**inputs)
+        finally:
+            specs.EPS = saved
+        out = out[output] if isinstance(out, tuple) else out
+        return out.shape == yours.shape and _matches(yours, out)
+    return fits
+
+
+def _epsilon_hint(spec: Callable) -> PuzzleHint:
+    return (_without_epsilon(spec), "the denominator lacks its + 1e-6: it changes every node a little, and "
+                                    "turns a node no edge reaches into 0 / 0")
 ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: z.shape == i["e"].shape and z.numel() > 0 and
      _matches(z, _attention_variant(i, e_out_in_slot_order=True)),
@@ -380,6 +404,11 @@ ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
      "e_out is not clipped per feature: clip(k * q / sqrt(D), -5, 5) element by element, before the sum"),
     (lambda i, z, b: z.shape == i["q"].shape and _matches(z, _attention_variant(i, clip_features=False)),
      "the weights miss the per-feature clip: clip(k * q / sqrt(D), -5, 5) element by element, then sum"),
+    (lambda i, z, b: z.shape == i["q"].shape and
+     _matches(z, _attention_variant(i, clip_features=False, clip_logits=False)),
+     "neither clip is applied: clip each feature of k * q / sqrt(D) to [-5, 5], then the summed logit too"),
+    (lambda i, z, b: z.shape == i["q"].shape and _matches(z, _attention_variant(i, padding_block=b["BLOCK_E"])),
+     "each padded slot adds exp(0) = 1 to the denominator: set the weights of masked slots to 0 after the exp"),
 )
 
 # -- GPU benchmarks (python -m grader bench) ----------------------------------------------------------
@@ -458,12 +487,12 @@ PUZZLES: tuple[Puzzle, ...] = (
                        library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"])),
     Puzzle(7, "scatter_add", "Scatter-add over COO edges, with atomics", "03_graph_attention", specs.scatter_add,
            SCATTER_CASES, Tolerance(1e-5, magnitude_scale(specs.scatter_add), "sum |v_scaled| / (sum score + 1e-6)"),
-           hints=(EPSILON_HINT,), outputs=("out",), bench=GRAPH_BENCH(
+           hints=(_epsilon_hint(specs.scatter_add),), outputs=("out",), bench=GRAPH_BENCH(
                blocks=(dict(BLOCK_E=32), dict(BLOCK_E=64), dict(BLOCK_E=128)), library={"PyG scatter": _pyg_scatter},
                variants={"scatter_add_coo_scan": lambda d: d["E"] <= 512_000})),
     Puzzle(8, "csc_gather", "Gather over CSC: each node reads its own edges", "03_graph_attention", specs.csc_gather,
            GATHER_CASES, Tolerance(1e-5, magnitude_scale(specs.csc_gather), "sum |v_scaled| / (sum score + 1e-6)"),
-           hints=(*GATHER_HINTS, EPSILON_HINT), outputs=("out",),
+           hints=(*GATHER_HINTS, _epsilon_hint(specs.csc_gather)), outputs=("out",),
            budgets=(Loads(("col_ptr", "edge_id"), "E + 3*N", lesson="Read each node's slot range from col_ptr and "
                                                                     "each slot's edge id once; never scan edges "
                                                                     "that are not the node's own."),
@@ -485,7 +514,7 @@ PUZZLES: tuple[Puzzle, ...] = (
            specs.graph_attention, ATTENTION_CASES,
            (Tolerance(4e-6, _attention_h_scale, "the float32 rounding bound of the weighted sum"),
             Tolerance(1e-5, _attention_e_out_scale, "min(|k q| / sqrt(D), 5) |e|")),
-           hints=(*ATTENTION_HINTS, EPSILON_HINT), outputs=("h", "e_out"),
+           hints=(*ATTENTION_HINTS, _epsilon_hint(specs.graph_attention)), outputs=("h", "e_out"),
            budgets=(Reads("e", 1, lesson="Each edge's features are read once."),
                     Reads("k", 1, per="edge", lesson="Each edge gathers its source's key once."),
                     Reads("v", 1, per="edge", lesson="Each edge gathers its source's value once, in the same pass."),

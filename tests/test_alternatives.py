@@ -1,6 +1,7 @@
 """Correct kernels that differ from the solutions pass: other strategies, and other block sizes."""
 
 import dataclasses
+import sys
 
 import pytest
 from helpers import KERNELS, by_puzzle, grade_file, requires_interpreter
@@ -31,3 +32,14 @@ def test_solution_passes_with_other_block_sizes(puzzle, blocks):
         result = grading.run_case(puzzle, launcher, case, seed=5, device="cpu")
         assert result.passed, f"{case.name} {case.blocks}: {result.reason}: {result.message}"
 
+
+
+@pytest.mark.puzzle7
+def test_the_coo_scan_in_the_puzzle_7_solution_is_correct():
+    """The deterministic O(N * E) approach the solution file shows beside the atomic one."""
+    puzzle = registry.find(7)
+    launcher = loader.load_launcher(puzzle, "solutions")
+    scan = vars(sys.modules[launcher.__module__])["scatter_add_coo_scan"]
+    for case in puzzle.cases[:3]:
+        result = grading.run_case(puzzle, scan, dataclasses.replace(case, blocks={"BLOCK_E": 256}), 7, "cpu")
+        assert result.passed, f"{case.name}: {result.reason}: {result.message}"

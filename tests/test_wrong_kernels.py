@@ -26,16 +26,19 @@ class Mutation:
     reason: str  # the reason the grader must give
     clue: str  # text that must appear in the message or the hint
     count: int = 1  # how many occurrences of `old` to replace (-1: all)
+    also: tuple[tuple[str, str], ...] = ()  # further (old, new) edits the same mistake needs
 
     def apply(self, text: str) -> str:
         """Edit the code only, never the docstring (whose hints quote the same lines)."""
         lines = text.splitlines(keepends=True)
         split = ast.parse(text).body[0].end_lineno
         docstring, code = "".join(lines[:split]), "".join(lines[split:])
-        found = code.count(self.old)
-        assert found and (self.count == -1 or found >= self.count), \
-            f"mutation {self.mistake!r} no longer applies to puzzle {self.puzzle}'s solution"
-        return docstring + code.replace(self.old, self.new, self.count)
+        for old, new, count in ((self.old, self.new, self.count), *((o, n, 1) for o, n in self.also)):
+            found = code.count(old)
+            assert found and (count == -1 or found >= count), \
+                f"mutation {self.mistake!r} no longer applies to puzzle {self.puzzle}'s solution"
+            code = code.replace(old, new, count)
+        return docstring + code
 
 
 MUTATIONS = [
@@ -114,6 +117,38 @@ MUTATIONS = [
     Mutation(6, "no running max", "new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
              "new_max = running_max * 0.0", "mismatch", "NaN or inf"),
     Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch", "wrong"),
+    # puzzle 7
+    Mutation(7, "forgot the epsilon", "num / (den[:, :, None] + EPS)", "num / den[:, :, None]", "mismatch",
+             "the denominator lacks its + 1e-6"),
+    Mutation(7, "plain add instead of an atomic", "tl.atomic_add(num_ptr + target, values, mask=tile_mask)",
+             "tl.store(num_ptr + target, tl.load(num_ptr + target, mask=tile_mask) + values, mask=tile_mask)",
+             "mismatch", "wrong"),
+    # puzzle 8
+    Mutation(8, "forgot the epsilon", "num / (den[:, None] + 1e-6)", "num / den[:, None]", "mismatch",
+             "the denominator lacks its + 1e-6"),
+    Mutation(8, "off by one at the column-pointer end", "end = tl.load(col_ptr_ptr + node + 1, mask=real, other=0)",
+             "end = tl.load(col_ptr_ptr + node + 1, mask=real, other=0) + 1", "out_of_bounds",
+             "out-of-bounds load on edge_id"),
+    Mutation(8, "ignores edge_id", "edges = tl.load(edge_id_ptr + slots, mask=slot_ok, other=0)", "edges = slots",
+             "mismatch", "edge features were read in slot order"),
+    Mutation(8, "atomics", "tl.store(out_ptr + node * (H * D) + row,", "tl.atomic_add(out_ptr + node * (H * D) + row,",
+             "budget", "atomics on out", also=(("out = torch.empty(", "out = torch.zeros("),)),
+    # puzzle 9
+    Mutation(9, "weights read by neighbour, not by slot", "edge_weight_ptr + slots[:, None] * H",
+             "edge_weight_ptr + neighbours[:, None] * H", "mismatch", "wrong"),
+    # puzzle 10
+    Mutation(10, "clip applied after the sum only", "e_out = tl.clamp(k * q[None, :, :], -5.0, 5.0) * e",
+             "e_out = k * q[None, :, :] * e", "mismatch", "per-feature clip"),
+    Mutation(10, "no clip at all", "e_out = tl.clamp(k * q[None, :, :], -5.0, 5.0) * e",
+             "e_out = k * q[None, :, :] * e", "mismatch", "neither clip is applied",
+             also=(("logits = tl.clamp(tl.sum(e_out, axis=2), -5.0, 5.0)", "logits = tl.sum(e_out, axis=2)"),)),
+    Mutation(10, "masked slots not zeroed after exp",
+             "weights = tl.where(slot_ok[:, None] & (heads < H)[None, :], tl.exp(logits), 0.0)",
+             "weights = tl.exp(logits)", "mismatch", "each padded slot adds exp(0) = 1"),
+    Mutation(10, "e_out written in CSC order", "tl.store(e_out_ptr + edges[:, None, None]",
+             "tl.store(e_out_ptr + slots[:, None, None]", "mismatch", "e_out is in slot (CSC) order"),
+    Mutation(10, "forgot the epsilon", "numerator / (denominator[:, None] + 1e-6)", "numerator / denominator[:, None]",
+             "mismatch", "the denominator lacks its + 1e-6"),
 ]
 
 
@@ -141,9 +176,17 @@ def test_three_loop_kernel_exceeds_puzzle_5_budget(tmp_path):
     assert "x read 3.00x" in case.message and "budget is 2x" in case.message
 
 
+@pytest.mark.puzzle8
+def test_a_coo_scan_exceeds_the_csc_index_budget():
+    result = grade_file(8, KERNELS / "wrong" / "p08_coo_scan.py", first_failure=True)
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert "elements of col_ptr, edge_id loaded, the budget is E + 3*N" in case.message
+
+
 @pytest.mark.puzzle6
 def test_two_pass_attention_exceeds_the_one_pass_budget():
-    result = grade_file(6, KERNELS / "wrong" / "p06_two_pass.py")
+    result = grade_file(6, KERNELS / "wrong" / "p06_two_pass.py", first_failure=True)
     case = failed_case(result)
     assert case.reason == "budget", _report(result)
     assert "k read 2.00x per program" in case.message

@@ -1,0 +1,524 @@
+"""grader/graphs.py: the COO, CSC and CSR forms agree, bad arrays are refused by name, generators make what they say.
+
+The references here are plain Python (sorts and loops over edges), never the module's own helpers, so a
+bug in a helper cannot hide in both sides of a comparison. Run: `python -m pytest tests/test_graphs.py -q`.
+"""
+
+from collections import Counter
+
+import pytest
+import torch
+
+from grader import graphs, registry, specs
+
+
+def _gen(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _int32(*values) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.int32)
+
+
+def _pairs(graph: graphs.Graph) -> Counter:
+    """The multiset of (src, dst) pairs: what a graph is, whatever its edge numbering."""
+    return Counter(zip(graph.src.tolist(), graph.dst.tolist()))
+
+
+def _slot_nodes(ptr: list[int]) -> list[int]:
+    """The node each slot belongs to, read off a pointer array by hand."""
+    return [node for node in range(len(ptr) - 1) for _ in range(ptr[node + 1] - ptr[node])]
+
+
+def _assert_pointer(ptr: torch.Tensor, num_nodes: int, num_edges: int) -> None:
+    assert ptr.dtype == torch.int32 and ptr.shape == (num_nodes + 1,)
+    assert int(ptr[0]) == 0 and int(ptr[-1]) == num_edges
+    assert bool((ptr[1:] >= ptr[:-1]).all()), f"pointer not monotone: {ptr.tolist()}"
+
+
+# Every family of generated graph, plus edge cases layered on top; each builder takes a torch.Generator.
+FAMILIES = [
+    pytest.param(lambda g: graphs.molecules(2, g), id="molecules"),
+    pytest.param(lambda g: graphs.molecules(3, g, nodes=100, in_degree=10), id="molecules-fixed"),
+    pytest.param(lambda g: graphs.random_graph(80, 3.5, g), id="random_graph"),
+    pytest.param(lambda g: graphs.power_law(120, 700, g), id="power_law"),
+    pytest.param(lambda g: graphs.banded(97, 5, g), id="banded"),
+    pytest.param(lambda g: graphs.with_degrees(torch.arange(60) % 7, g), id="with_degrees"),
+    pytest.param(lambda g: graphs.with_hub(graphs.random_graph(100, 4, g), 0.5, g, hub=7), id="with_hub"),
+    pytest.param(lambda g: graphs.with_duplicates(graphs.molecules(1, g), 40, g), id="with_duplicates"),
+    pytest.param(lambda g: graphs.with_self_loops(graphs.random_graph(50, 3, g), 20, g), id="with_self_loops"),
+    pytest.param(lambda g: graphs.with_isolated(graphs.molecules(1, g), 5), id="with_isolated"),
+    pytest.param(lambda g: graphs.empty(37), id="empty"),
+    pytest.param(lambda g: graphs.empty(0), id="empty-no-nodes"),
+]
+# ... and the graphs the chapter-3 puzzles are actually graded on.
+GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in registry.GRAPHS]
+
+
+# -- the formats and the converters -------------------------------------------------------------------
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_csc_groups_edges_by_destination_in_increasing_edge_id(build):
+    graph = build(_gen())
+    col_ptr, row_idx, edge_id = graph.csc
+    src, dst, num_edges = graph.src.tolist(), graph.dst.tolist(), graph.num_edges
+    _assert_pointer(col_ptr, graph.num_nodes, num_edges)
+    assert row_idx.dtype == edge_id.dtype == torch.int32
+    assert row_idx.shape == edge_id.shape == (num_edges,)
+    assert sorted(edge_id.tolist()) == list(range(num_edges)), "edge_id must be a permutation of the edge ids"
+
+    pointer, slots = col_ptr.tolist(), edge_id.tolist()
+    for node in range(graph.num_nodes):
+        ids = slots[pointer[node]:pointer[node + 1]]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids), f"node {node}'s slots are not in edge-id order: {ids}"
+    for slot, (node, edge) in enumerate(zip(_slot_nodes(pointer), slots)):
+        assert int(row_idx[slot]) == src[edge], f"row_idx[{slot}] is not the source of edge {edge}"
+        assert node == dst[edge], f"slot {slot} sits under node {node}, but edge {edge} goes to {dst[edge]}"
+    # All of the above pins the CSC down exactly: a stable sort of the edge ids by destination.
+    assert slots == sorted(range(num_edges), key=lambda j: (dst[j], j))
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_coo_to_csc_and_back_keeps_every_edge_id(build):
+    graph = build(_gen())
+    back = graphs.from_csc(*graph.csc)
+    assert back.num_nodes == graph.num_nodes
+    assert back.src.dtype == back.dst.dtype == torch.int32
+    assert torch.equal(back.src, graph.src) and torch.equal(back.dst, graph.dst)  # same (src, dst) for each id
+    again = back.csc
+    assert all(torch.equal(mine, theirs) for mine, theirs in zip(again, graph.csc))
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_coo_to_csr_and_back_keeps_the_multiset_of_edges(build):
+    graph = build(_gen())
+    row_ptr, col_idx = graph.csr
+    _assert_pointer(row_ptr, graph.num_nodes, graph.num_edges)
+    assert col_idx.dtype == torch.int32 and col_idx.shape == (graph.num_edges,)
+    src, dst, pointer = graph.src.tolist(), graph.dst.tolist(), row_ptr.tolist()
+    for node in range(graph.num_nodes):
+        expected = [d for s, d in zip(src, dst) if s == node]  # outgoing, in increasing edge id
+        assert col_idx[pointer[node]:pointer[node + 1]].tolist() == expected, f"node {node}'s outgoing slots"
+
+    back = graphs.from_csr(row_ptr, col_idx)
+    assert back.num_nodes == graph.num_nodes and _pairs(back) == _pairs(graph)
+    assert back.src.tolist() == sorted(src), "from_csr numbers edges in slot order, so sources are grouped"
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_from_coo_accepts_a_generated_graph_unchanged(build):
+    graph = build(_gen())
+    again = graphs.from_coo(graph.src.long(), graph.dst.long(), graph.num_nodes)  # int64 in, int32 out
+    assert again.src.dtype == again.dst.dtype == torch.int32
+    assert torch.equal(again.src, graph.src) and torch.equal(again.dst, graph.dst)
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
+    graph = build(_gen())
+    arrays = graphs.graph_arrays(graph)
+    assert set(arrays) == {"src", "dst", "num_nodes", "col_ptr", "row_idx", "edge_id", "row_ptr", "col_idx"}
+    assert arrays["num_nodes"] == graph.num_nodes
+    assert torch.equal(arrays["src"], graph.src) and torch.equal(arrays["dst"], graph.dst)
+    col_ptr, row_idx, edge_id = graph.csc
+    assert torch.equal(arrays["col_ptr"], col_ptr) and torch.equal(arrays["row_idx"], row_idx)
+    assert torch.equal(arrays["edge_id"], edge_id)
+    # The CSR of the reversed graph is the CSC without edge ids: slot s is edge edge_id[s] in both.
+    assert torch.equal(arrays["row_ptr"], col_ptr) and torch.equal(arrays["col_idx"], row_idx)
+    assert arrays["row_ptr"].dtype == arrays["col_idx"].dtype == torch.int32
+
+
+# A graph small enough to write its formats out by hand. Edge ids: 0: 2->1, 1: 0->1, 2: 3->0, 3: 1->3,
+# 4: 0->1 (a duplicate of edge 1), 5: 2->2 (a self loop). Node 4 has no edge at all.
+TINY_SRC, TINY_DST, TINY_N = (2, 0, 3, 1, 0, 2), (1, 1, 0, 3, 1, 2), 5
+
+
+def _tiny() -> graphs.Graph:
+    return graphs.from_coo(_int32(*TINY_SRC), _int32(*TINY_DST), TINY_N)
+
+
+def test_a_hand_written_graph_has_the_formats_worked_out_by_hand():
+    graph = _tiny()
+    assert (graph.num_nodes, graph.num_edges) == (5, 6)
+    assert graph.in_degree().tolist() == [1, 3, 1, 1, 0]
+    col_ptr, row_idx, edge_id = graph.csc
+    assert col_ptr.tolist() == [0, 1, 4, 5, 6, 6]
+    assert edge_id.tolist() == [2, 0, 1, 4, 5, 3]  # node 1 gets edges 0, 1, 4 in that order
+    assert row_idx.tolist() == [3, 2, 0, 0, 2, 1]
+    row_ptr, col_idx = graph.csr
+    assert row_ptr.tolist() == [0, 2, 3, 5, 6, 6]
+    assert col_idx.tolist() == [1, 1, 3, 1, 2, 0]
+    arrays = graphs.graph_arrays(graph)
+    assert arrays["row_ptr"].tolist() == [0, 1, 4, 5, 6, 6]  # incoming, not the outgoing row_ptr above
+    assert arrays["col_idx"].tolist() == [3, 2, 0, 0, 2, 1]
+    reversed_graph = graph.reversed()
+    assert reversed_graph.src.tolist() == list(TINY_DST) and reversed_graph.dst.tolist() == list(TINY_SRC)
+
+
+def test_from_csc_without_edge_id_numbers_edges_in_slot_order():
+    graph = graphs.from_csc(_int32(0, 1, 4, 5, 6, 6), _int32(3, 2, 0, 0, 2, 1))
+    assert graph.src.tolist() == [3, 2, 0, 0, 2, 1]
+    assert graph.dst.tolist() == [0, 1, 1, 1, 2, 3]
+    assert _pairs(graph) == _pairs(_tiny())
+
+
+def test_from_csc_with_an_edge_id_puts_each_edge_back_at_its_id():
+    graph = graphs.from_csc(_int32(0, 1, 4, 5, 6, 6), _int32(3, 2, 0, 0, 2, 1), _int32(2, 0, 1, 4, 5, 3))
+    assert graph.src.tolist() == list(TINY_SRC) and graph.dst.tolist() == list(TINY_DST)
+
+
+def test_check_csc_and_check_csr_accept_valid_arrays():
+    graph = _tiny()
+    assert graphs.check_csc(*graph.csc) is None
+    assert graphs.check_csr(*graph.csr) is None
+
+
+# -- validation: a GraphError naming the array and the problem, never a wrong graph ------------------------
+
+I = _int32  # noqa: E741 (short enough to keep each case on one line)
+BAD = [
+    # (what is wrong, call, words the message must contain)
+    ("col_ptr decreases", lambda: graphs.from_csc(I(0, 2, 1, 3), I(0, 1, 2)), ["col_ptr", "not monotone"]),
+    ("row_ptr decreases", lambda: graphs.from_csr(I(0, 3, 1, 3), I(0, 1, 2)), ["row_ptr", "not monotone"]),
+    ("col_ptr starts at 1", lambda: graphs.from_csc(I(1, 2, 3), I(0, 1)), ["col_ptr", "start at 0"]),
+    ("row_ptr starts at 2", lambda: graphs.from_csr(I(2, 2, 3), I(0)), ["row_ptr", "start at 0"]),
+    ("col_ptr is empty", lambda: graphs.from_csc(I(), I()), ["col_ptr", "empty"]),
+    ("col_ptr has a negative entry", lambda: graphs.from_csc(I(0, -1, 2), I(0, 1)), ["col_ptr", "negative"]),
+    ("col_ptr ends past row_idx", lambda: graphs.from_csc(I(0, 1, 3), I(0, 1)),
+     ["col_ptr ends at 3", "row_idx has 2 entries"]),
+    ("col_ptr ends before row_idx", lambda: graphs.from_csc(I(0, 1, 1), I(0, 1)),
+     ["col_ptr ends at 1", "row_idx has 2 entries"]),
+    ("row_ptr ends past col_idx", lambda: graphs.from_csr(I(0, 2, 4), I(0, 1, 1)),
+     ["row_ptr ends at 4", "col_idx has 3 entries"]),
+    ("row_idx too large", lambda: graphs.from_csc(I(0, 1, 2), I(0, 2)), ["row_idx", "out of range", "0..1"]),
+    ("row_idx negative", lambda: graphs.from_csc(I(0, 1, 2), I(-1, 0)), ["row_idx", "negative"]),
+    ("col_idx too large", lambda: graphs.from_csr(I(0, 1, 2), I(5, 0)), ["col_idx", "out of range"]),
+    ("col_idx negative", lambda: graphs.from_csr(I(0, 1, 2), I(0, -3)), ["col_idx", "negative", "-3"]),
+    ("src too large", lambda: graphs.from_coo(I(0, 3), I(1, 1), 3), ["src", "out of range", "0..2"]),
+    ("dst too large", lambda: graphs.from_coo(I(0, 1), I(1, 3), 3), ["dst", "out of range"]),
+    ("src negative", lambda: graphs.from_coo(I(-1, 1), I(1, 1), 3), ["src", "negative"]),
+    ("dst negative", lambda: graphs.from_coo(I(0, 1), I(1, -2), 3), ["dst", "negative"]),
+    ("any node with no nodes", lambda: graphs.from_coo(I(0), I(0), 0), ["src", "out of range"]),
+    ("dst shorter than src", lambda: graphs.from_coo(I(0, 1, 2), I(0, 1), 3), ["dst", "2 entries", "expected 3"]),
+    ("dst longer than src", lambda: graphs.from_coo(I(0), I(0, 1), 3), ["dst", "expected 1"]),
+    ("edge_id too short", lambda: graphs.from_csc(I(0, 1, 2), I(0, 1), I(0)), ["edge_id", "expected 2"]),
+    ("edge_id out of range", lambda: graphs.from_csc(I(0, 1, 2), I(0, 1), I(0, 2)), ["edge_id", "out of range"]),
+    ("edge_id repeats an id", lambda: graphs.from_csc(I(0, 1, 2), I(0, 1), I(1, 1)), ["edge_id", "not a permutation"]),
+    ("float src", lambda: graphs.from_coo(torch.tensor([0.0]), I(0), 1), ["src", "dtype", "float32"]),
+    ("float64 col_ptr", lambda: graphs.from_csc(torch.tensor([0.0, 1.0]), I(0)), ["col_ptr", "dtype"]),
+    ("bool dst", lambda: graphs.from_coo(I(0), torch.tensor([False]), 1), ["dst", "dtype", "bool"]),
+    ("bool col_idx", lambda: graphs.from_csr(I(0, 1), torch.tensor([False])), ["col_idx", "dtype"]),
+    ("complex edge_id", lambda: graphs.from_csc(I(0, 1), I(0), torch.tensor([0j])), ["edge_id", "dtype"]),
+    ("2-D src", lambda: graphs.from_coo(I(0, 1).reshape(1, 2), I(0, 1), 2), ["src", "1-D", "(1, 2)"]),
+    ("2-D col_ptr", lambda: graphs.from_csc(I(0, 1, 2).reshape(3, 1), I(0, 0)), ["col_ptr", "1-D"]),
+    ("0-D row_idx", lambda: graphs.from_csc(I(0, 1), torch.tensor(0, dtype=torch.int32)), ["row_idx", "1-D"]),
+    ("list src", lambda: graphs.from_coo([0, 1], I(0, 1), 2), ["src", "torch tensor", "list"]),
+    ("numpy col_ptr", lambda: graphs.from_csc(I(0, 1).numpy(), I(0)), ["col_ptr", "torch tensor", "ndarray"]),
+    ("negative num_nodes", lambda: graphs.from_coo(I(), I(), -1), ["num_nodes", "non-negative", "-1"]),
+    ("float num_nodes", lambda: graphs.from_coo(I(0), I(0), 2.0), ["num_nodes", "int", "2.0"]),
+    ("check_csc on a bad pointer", lambda: graphs.check_csc(I(0, 2, 1), I(0, 0), I(0, 1)), ["not monotone"]),
+    ("check_csr on a bad index", lambda: graphs.check_csr(I(0, 1), I(1)), ["col_idx", "out of range"]),
+]
+
+
+@pytest.mark.parametrize("call, words", [pytest.param(call, words, id=what) for what, call, words in BAD])
+def test_malformed_arrays_raise_a_graph_error_that_names_the_problem(call, words):
+    with pytest.raises(graphs.GraphError) as raised:
+        call()
+    message = str(raised.value)
+    missing = [word for word in words if word not in message]
+    assert not missing, f"message {message!r} lacks {missing}"
+
+
+def test_graph_error_is_a_value_error():
+    assert issubclass(graphs.GraphError, ValueError)
+    with pytest.raises(ValueError):
+        graphs.from_coo(I(0), I(9), 2)
+
+
+def test_the_non_monotone_message_points_at_the_step_that_goes_down():
+    with pytest.raises(graphs.GraphError, match=r"col_ptr\[2\] = 5 > col_ptr\[3\] = 4"):
+        graphs.from_csc(I(0, 1, 5, 4, 6), I(0, 0, 0, 0, 0, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_any_integer_dtype_is_accepted_and_stored_as_int32(dtype):
+    graph = graphs.from_coo(torch.tensor([0, 2], dtype=dtype), torch.tensor([1, 1], dtype=dtype), 3)
+    assert graph.src.dtype == graph.dst.dtype == torch.int32
+    assert graph.src.tolist() == [0, 2] and graph.dst.tolist() == [1, 1]
+    from_pointer = graphs.from_csc(torch.tensor([0, 0, 2, 2], dtype=dtype), torch.tensor([0, 2], dtype=dtype))
+    assert _pairs(from_pointer) == _pairs(graph)
+
+
+@pytest.mark.parametrize("convert", [
+    pytest.param(lambda ptr, idx: graphs.from_csc(ptr, idx), id="from_csc"),
+    pytest.param(lambda ptr, idx: graphs.from_csr(ptr, idx), id="from_csr"),
+])
+def test_an_int64_pointer_past_int32_is_refused_not_wrapped(convert):
+    with pytest.raises(graphs.GraphError):
+        convert(torch.tensor([0, 2**32 + 3], dtype=torch.int64), I(0, 0, 0))
+
+
+# -- generators ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_generated_graphs_are_int32_with_every_index_in_range(build):
+    graph = build(_gen(3))
+    assert isinstance(graph.num_nodes, int) and graph.num_nodes >= 0
+    assert graph.src.dtype == graph.dst.dtype == torch.int32
+    assert graph.src.shape == graph.dst.shape == (graph.num_edges,)
+    if graph.num_edges:
+        assert 0 <= int(graph.src.min()) and int(graph.src.max()) < graph.num_nodes
+        assert 0 <= int(graph.dst.min()) and int(graph.dst.max()) < graph.num_nodes
+    graphs.check_csc(*graph.csc)  # the generators skip from_coo's checks, so check their output here
+    graphs.check_csr(*graph.csr)
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_the_same_seed_gives_the_same_graph(build):
+    first, second = build(_gen(11)), build(_gen(11))
+    assert first.num_nodes == second.num_nodes
+    assert torch.equal(first.src, second.src) and torch.equal(first.dst, second.dst)
+
+
+@pytest.mark.parametrize("build", [p for p in FAMILIES if not p.id.startswith("empty")])
+def test_different_seeds_give_different_graphs(build):
+    first, second = build(_gen(1)), build(_gen(2))
+    same = (first.num_nodes == second.num_nodes and torch.equal(first.src, second.src)
+            and torch.equal(first.dst, second.dst))
+    assert not same
+
+
+def _blocks(graph: graphs.Graph) -> list[tuple[int, int]]:
+    """Merge each edge's span [min(src, dst), max(src, dst)] into maximal runs of consecutive node ids."""
+    spans = sorted(zip(torch.minimum(graph.src, graph.dst).tolist(), torch.maximum(graph.src, graph.dst).tolist()))
+    blocks: list[list[int]] = []
+    for low, high in spans:
+        if blocks and low <= blocks[-1][1]:
+            blocks[-1][1] = max(blocks[-1][1], high)
+        else:
+            blocks.append([low, high])
+    return [(low, high) for low, high in blocks]
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_molecules_are_block_diagonal_with_sizes_and_degrees_in_range(batch):
+    graph = graphs.molecules(batch, _gen(batch))
+    assert 20 * batch <= graph.num_nodes <= 100 * batch
+    degree = graph.in_degree()
+    assert int(degree.min()) >= 2 and int(degree.max()) <= 10, "default in-degree range is 2..10"
+    blocks = _blocks(graph)
+    # No edge crosses a molecule, so edges never join two molecules' id ranges: at least `batch` runs,
+    # each within one molecule of at most 100 nodes, together covering every node (each has an edge).
+    assert len(blocks) >= batch
+    assert max(high - low + 1 for low, high in blocks) <= 100
+    assert sum(high - low + 1 for low, high in blocks) == graph.num_nodes
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_molecules_of_fixed_size_and_degree(batch):
+    graph = graphs.molecules(batch, _gen(), nodes=100, in_degree=10)
+    assert graph.num_nodes == 100 * batch and graph.num_edges == 1000 * batch
+    assert graph.in_degree().tolist() == [10] * graph.num_nodes
+    assert torch.equal(graph.src // 100, graph.dst // 100), "an edge leaves its 100-node molecule"
+
+
+def test_molecules_list_edges_in_no_particular_order():
+    """The COO must not come pre-sorted by destination, or a COO puzzle would secretly be a CSC one."""
+    dst = graphs.molecules(2, _gen()).dst
+    assert not bool((dst[1:] >= dst[:-1]).all())
+
+
+@pytest.mark.parametrize("num_nodes, avg_degree", [(100, 4), (37, 2.5), (1, 3)])
+def test_random_graph_has_the_asked_number_of_edges(num_nodes, avg_degree):
+    graph = graphs.random_graph(num_nodes, avg_degree, _gen())
+    assert graph.num_nodes == num_nodes and graph.num_edges == round(num_nodes * avg_degree)
+
+
+@pytest.mark.parametrize("make, fraction, hub", [
+    (lambda g: graphs.random_graph(100, 4, g), 0.5, 7),
+    (lambda g: graphs.random_graph(60, 3, g), 0.9, 0),
+    (lambda g: graphs.molecules(2, g), 0.3, 0),
+    (lambda g: graphs.power_law(120, 700, g), 0.1, 119),
+])
+def test_with_hub_sends_the_asked_fraction_of_edges_to_the_hub(make, fraction, hub):
+    base = make(_gen())
+    graph = graphs.with_hub(base, fraction, _gen(1), hub=hub)
+    share = int((graph.dst == hub).sum()) / graph.num_edges
+    assert abs(share - fraction) < 0.02, f"hub {hub} receives {share:.3f} of the edges, asked {fraction}"
+    assert graph.num_nodes == base.num_nodes
+    assert not (_pairs(base) - _pairs(graph)), "with_hub must keep every original edge"
+    assert all(d == hub for _, d in (_pairs(graph) - _pairs(base)).elements()), "an added edge misses the hub"
+
+
+def test_with_hub_adds_nothing_when_the_hub_already_has_its_share():
+    base = graphs.from_coo(I(0, 1, 2, 3), I(5, 5, 5, 1), 6)
+    graph = graphs.with_hub(base, 0.5, _gen(), hub=5)
+    assert graph.num_edges == 4 and _pairs(graph) == _pairs(base)
+
+
+def test_power_law_has_hubs_far_above_the_mean_degree():
+    graph = graphs.power_law(120, 700, _gen())
+    degree = graph.in_degree().double()
+    assert graph.num_edges == 700
+    assert degree.max() > 10 * degree.mean(), f"max in-degree {degree.max():.0f}, mean {degree.mean():.1f}"
+    # A uniform graph of the same size does not pass this bar, so the bar tells the two apart.
+    uniform = graphs.random_graph(120, 700 / 120, _gen()).in_degree().double()
+    assert uniform.max() < 4 * uniform.mean()
+
+
+@pytest.mark.parametrize("num_nodes, degree, width", [(97, 5, 16), (50, 3, 2), (10, 4, 0)])
+def test_banded_sources_lie_within_width_of_their_destination(num_nodes, degree, width):
+    graph = graphs.banded(num_nodes, degree, _gen(), width=width)
+    assert graph.in_degree().tolist() == [degree] * num_nodes
+    assert int((graph.src - graph.dst).abs().max()) <= width
+
+
+def test_with_degrees_gives_exactly_the_degrees_asked():
+    degrees = torch.tensor([0, 3, 1, 0, 7, 2, 0, 12, 4])
+    graph = graphs.with_degrees(degrees, _gen())
+    assert graph.num_nodes == degrees.numel() and graph.num_edges == int(degrees.sum())
+    assert graph.in_degree().tolist() == degrees.tolist()
+
+
+def test_with_isolated_appends_nodes_no_edge_reaches():
+    base = graphs.molecules(1, _gen())
+    graph = graphs.with_isolated(base, 5)
+    assert graph.num_nodes == base.num_nodes + 5
+    assert torch.equal(graph.src, base.src) and torch.equal(graph.dst, base.dst)
+    assert graph.in_degree()[-5:].tolist() == [0] * 5
+    col_ptr = graph.csc.col_ptr
+    assert col_ptr[-6:].tolist() == [base.num_edges] * 6  # five empty column ranges at the end
+
+
+def test_with_duplicates_repeats_existing_edges():
+    base = graphs.molecules(1, _gen())
+    graph = graphs.with_duplicates(base, 40, _gen(1))
+    added = _pairs(graph) - _pairs(base)
+    assert graph.num_edges == base.num_edges + 40 and sum(added.values()) == 40
+    assert set(added) <= set(_pairs(base)), "a 'duplicate' that is not a copy of an existing edge"
+
+
+def test_with_self_loops_adds_that_many_self_loops():
+    base = graphs.random_graph(50, 3, _gen())
+    graph = graphs.with_self_loops(base, 20, _gen(1))
+    added = _pairs(graph) - _pairs(base)
+    assert graph.num_edges == base.num_edges + 20 and sum(added.values()) == 20
+    assert all(s == d for s, d in added)
+
+
+@pytest.mark.parametrize("num_nodes", [0, 1, 37])
+def test_empty_has_no_edges_and_an_all_zero_pointer(num_nodes):
+    graph = graphs.empty(num_nodes)
+    assert (graph.num_nodes, graph.num_edges) == (num_nodes, 0)
+    col_ptr, row_idx, edge_id = graph.csc
+    assert col_ptr.dtype == torch.int32 and col_ptr.tolist() == [0] * (num_nodes + 1)
+    assert row_idx.tolist() == edge_id.tolist() == [] and row_idx.dtype == edge_id.dtype == torch.int32
+    assert graph.csr.row_ptr.tolist() == [0] * (num_nodes + 1)
+    graphs.check_csc(*graph.csc)
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda g: graphs.with_duplicates(graphs.empty(5), 0, g), id="with_duplicates(empty(5), 0)"),
+    pytest.param(lambda g: graphs.with_self_loops(graphs.empty(0), 0, g), id="with_self_loops(empty(0), 0)"),
+    pytest.param(lambda g: graphs.random_graph(0, 3, g), id="random_graph(0 nodes)"),
+])
+def test_asking_a_generator_for_zero_edges_gives_no_edges(make):
+    assert make(_gen()).num_edges == 0
+
+
+# -- agreement with the chapter-3 specs ------------------------------------------------------------------
+
+H, D = 3, 5  # awkward sizes: neither is a power of two
+
+
+def _features(graph: graphs.Graph, seed: int = 0):
+    """Per-edge v_scaled [E, H, D] and positive scores [E, H], in float64 so sums agree to rounding."""
+    gen = _gen(seed)
+    v_scaled = torch.randn(graph.num_edges, H, D, generator=gen, dtype=torch.float64)
+    score = torch.rand(graph.num_edges, H, generator=gen, dtype=torch.float64) + 0.1
+    return v_scaled, score
+
+
+def _loop_scatter(v_scaled, score, src, dst, num_nodes):
+    """specs.scatter_add one edge at a time."""
+    numerator = torch.zeros(num_nodes, H, D, dtype=torch.float64)
+    denominator = torch.zeros(num_nodes, H, dtype=torch.float64)
+    for edge, node in enumerate(dst):
+        numerator[node] += v_scaled[edge]
+        denominator[node] += score[edge]
+    return numerator / (denominator[..., None] + specs.EPS)
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_scatter_add_over_coo_equals_csc_gather_over_the_csc(build):
+    graph = build(_gen())
+    v_scaled, score = _features(graph)
+    coo = specs.scatter_add(v_scaled, score, graph.dst, graph.num_nodes)
+    csc = specs.csc_gather(v_scaled, score, graph.csc.col_ptr, graph.csc.edge_id)
+    torch.testing.assert_close(csc, coo, rtol=1e-12, atol=1e-12)
+
+
+def test_scatter_add_and_csc_gather_equal_a_loop_over_the_edges():
+    graph = graphs.with_isolated(graphs.with_self_loops(graphs.with_duplicates(
+        graphs.random_graph(30, 4, _gen()), 15, _gen(1)), 6, _gen(2)), 3)
+    v_scaled, score = _features(graph)
+    expected = _loop_scatter(v_scaled, score, graph.src.tolist(), graph.dst.tolist(), graph.num_nodes)
+    coo = specs.scatter_add(v_scaled, score, graph.dst, graph.num_nodes)
+    csc = specs.csc_gather(v_scaled, score, graph.csc.col_ptr, graph.csc.edge_id)
+    torch.testing.assert_close(coo, expected, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(csc, expected, rtol=1e-12, atol=1e-12)
+    assert coo[-3:].abs().max() == 0, "an isolated node's output is 0, not 0/0"
+
+
+def _loop_aggregate(node_feat, edge_weight, src, dst):
+    """Each edge j adds edge_weight[j] * node_feat[src[j]] into dst[j]; weights indexed by edge id."""
+    out = torch.zeros_like(node_feat)
+    for edge, (source, node) in enumerate(zip(src, dst)):
+        out[node] += edge_weight[edge][:, None] * node_feat[source]
+    return out
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda g: _tiny(), id="tiny"),
+    pytest.param(lambda g: graphs.with_duplicates(graphs.banded(25, 3, g, width=4), 10, g), id="banded+dups"),
+    pytest.param(lambda g: graphs.with_isolated(graphs.power_law(30, 90, g), 2), id="power_law+isolated"),
+])
+def test_csr_aggregate_over_graph_arrays_equals_a_loop_over_the_edges(make):
+    graph = make(_gen())
+    arrays = graphs.graph_arrays(graph)
+    gen = _gen(5)
+    node_feat = torch.randn(graph.num_nodes, H, D, generator=gen, dtype=torch.float64)
+    weight_by_edge = torch.randn(graph.num_edges, H, generator=gen, dtype=torch.float64)
+    weight_by_slot = weight_by_edge[arrays["edge_id"].long()]  # the puzzle's edge_weight is in slot order
+    got = specs.csr_aggregate(node_feat, weight_by_slot, arrays["row_ptr"], arrays["col_idx"])
+    expected = _loop_aggregate(node_feat, weight_by_edge, graph.src.tolist(), graph.dst.tolist())
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_duplicate_edge_counts_twice():
+    """Node 1 receives edges 0 -> 1 and 2 -> 1; then a second copy of 0 -> 1 with the same features."""
+    once = graphs.from_coo(I(0, 2), I(1, 1), 3)
+    twice = graphs.from_coo(I(0, 2, 0), I(1, 1, 1), 3)
+    v_scaled, score = _features(once)
+    v_twice, score_twice = torch.cat([v_scaled, v_scaled[:1]]), torch.cat([score, score[:1]])
+
+    expected = (2 * v_scaled[0] + v_scaled[1]) / ((2 * score[0] + score[1])[:, None] + specs.EPS)
+    for out in (specs.scatter_add(v_twice, score_twice, twice.dst, 3),
+                specs.csc_gather(v_twice, score_twice, twice.csc.col_ptr, twice.csc.edge_id)):
+        torch.testing.assert_close(out[1], expected, rtol=1e-12, atol=1e-12)
+    single = specs.scatter_add(v_scaled, score, once.dst, 3)[1]
+    assert not torch.allclose(single, expected), "the test is blind: one copy and two copies agree"
+
+    gen = _gen(7)
+    node_feat = torch.randn(3, H, D, generator=gen, dtype=torch.float64)
+    weight = torch.randn(2, H, generator=gen, dtype=torch.float64)
+    weight_twice = torch.cat([weight, weight[:1]])
+
+    def aggregate(graph, weight_by_edge):
+        arrays = graphs.graph_arrays(graph)
+        return specs.csr_aggregate(node_feat, weight_by_edge[arrays["edge_id"].long()], arrays["row_ptr"],
+                                   arrays["col_idx"])
+
+    extra = aggregate(twice, weight_twice)[1] - aggregate(once, weight)[1]
+    torch.testing.assert_close(extra, weight[0][:, None] * node_feat[0], rtol=1e-12, atol=1e-12)
