@@ -75,17 +75,33 @@ def exp2_rate() -> float:
     return x.numel() * repeat / seconds
 
 
-def _inputs(puzzle, dims):
+def _inputs(puzzle, size):
+    """(inputs on the GPU, dims). `size` is a dict of dims, or a Case whose graph gives N and E.
+    Values are uniform in [0, 1): positive, so a normaliser never sits near zero."""
     import torch
 
-    from .cases import spec_args
+    from .cases import Case, case_dims, spec_args
+    from .graphs import graph_arrays
 
+    case = size if isinstance(size, Case) else Case("bench", size)
+    graph = case.graph(torch.Generator().manual_seed(0)) if case.graph is not None else None
+    arrays = graph_arrays(graph) if graph is not None else {}
+    dims = case_dims(case, graph)
     gen = torch.Generator(device="cuda").manual_seed(0)
     inputs = {}
     for arg in spec_args(puzzle.spec):
-        inputs[arg.name] = dims[arg.name] if arg.dtype is None else \
-            torch.randn(arg.shape(dims), generator=gen, device="cuda", dtype=arg.dtype)
-    return inputs
+        if arg.name in arrays:
+            value = arrays[arg.name]
+            inputs[arg.name] = value.cuda() if isinstance(value, torch.Tensor) else value
+        elif arg.dtype is None:
+            inputs[arg.name] = dims[arg.name]
+        else:
+            inputs[arg.name] = torch.rand(arg.shape(dims), generator=gen, device="cuda", dtype=arg.dtype)
+    return inputs, dims
+
+
+def _as_list(out) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
@@ -99,8 +115,11 @@ def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
 def _close(ours, reference) -> bool:
     import torch
 
-    scale = reference.abs().max().clamp_min(1e-30)
-    return bool(torch.allclose(ours, reference, rtol=1e-3, atol=1e-5 * float(scale)))
+    for mine, theirs in zip(_as_list(ours), _as_list(reference)):
+        scale = theirs.abs().max().clamp_min(1e-30) if theirs.numel() else 1.0
+        if mine.shape != theirs.shape or not torch.allclose(mine, theirs, rtol=1e-3, atol=1e-5 * float(scale)):
+            return False
+    return True
 
 
 def _fastest(launcher, args, candidates, reference):
@@ -121,18 +140,44 @@ def _fastest(launcher, args, candidates, reference):
     return best
 
 
-def bench_size(puzzle, launcher, dims, bandwidth: float, exp_rate: float, use_compile: bool) -> list[dict]:
+def _graph_us(fn) -> float | None:
+    """Median µs of `fn` replayed from a CUDA graph, or None where it cannot be captured."""
+    import triton.testing
+
+    try:
+        return 1000.0 * triton.testing.do_bench_cudagraph(fn, rep=200, return_mode="median")
+    except Exception as exc:  # e.g. an op that synchronises with the host (a data-dependent size)
+        print(f"  CUDA graph capture failed: {type(exc).__name__}: {str(exc)[:120]}", file=sys.stderr)
+        return None
+
+
+def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_compile: bool) -> list[dict]:
     import torch
 
-    inputs = _inputs(puzzle, dims)
+    inputs, dims = _inputs(puzzle, size)
+    args = list(inputs.values())
     reference = puzzle.spec(**inputs)
-    compulsory, moved = _traffic(inputs, [reference], puzzle.bench.extra_reads)
-    size = ", ".join(f"{k}={v}" for k, v in dims.items())
+    compulsory, moved = _traffic(inputs, _as_list(reference), puzzle.bench.extra_reads)
+    label = ", ".join(f"{k}={v}" for k, v in dims.items())
+    if getattr(size, "name", None):  # a named Case, such as a batch of graphs
+        label = f"{size.name} ({label})"
     timed = []  # (implementation, µs or None, note, correct)
-    best = _fastest(launcher, list(inputs.values()), puzzle.bench.blocks, reference)
+    best = _fastest(launcher, args, puzzle.bench.blocks, reference)
     if best is not None:
-        timed.append(("triton (ours)", best[0], ", ".join(f"{k}={v}" for k, v in best[1].items()), best[2]))
+        blocks = best[1]
+        timed.append(("triton (ours)", best[0], ", ".join(f"{k}={v}" for k, v in blocks.items()), best[2]))
+        if puzzle.bench.cuda_graph:
+            timed.append(("triton (ours), CUDA graph", _graph_us(functools.partial(launcher, *args, **blocks)),
+                          "", best[2]))
+    module = sys.modules[launcher.__module__]
+    for name, wanted in puzzle.bench.variants.items():
+        if wanted(dims):
+            variant = getattr(module, name)
+            timed.append((f"triton ({name})", _median_us(functools.partial(variant, *args)), "",
+                          _close(variant(*args), reference)))
     timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
+    if puzzle.bench.cuda_graph:
+        timed.append(("eager PyTorch (spec), CUDA graph", _graph_us(lambda: puzzle.spec(**inputs)), "", True))
     if use_compile:
         try:
             compiled = torch.compile(puzzle.spec, dynamic=False)
@@ -141,11 +186,14 @@ def bench_size(puzzle, launcher, dims, bandwidth: float, exp_rate: float, use_co
         except Exception as exc:
             timed.append(("torch.compile (spec)", None, f"failed: {type(exc).__name__}", True))
     for name, fn in puzzle.bench.library.items():
-        timed.append((name, _median_us(functools.partial(fn, **inputs)), "", _close(fn(**inputs), reference)))
+        try:
+            timed.append((name, _median_us(functools.partial(fn, **inputs)), "", _close(fn(**inputs), reference)))
+        except ImportError as exc:
+            timed.append((name, None, f"not installed: {exc.name}", True))
 
     rows = []
     for impl, us, note, correct in timed:
-        row = {"puzzle": puzzle.number, "size": size, "impl": impl, "us": us, "note": note, "correct": correct,
+        row = {"puzzle": puzzle.number, "size": label, "impl": impl, "us": us, "note": note, "correct": correct,
                "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
                "floor_us": moved / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
         if puzzle.bench.exps:  # compute-bound: the floor is the exponentials at the measured exp2 rate
@@ -212,14 +260,16 @@ def plot(rows: list[dict], path: str) -> None:
     for ax, number in zip(axes.flat, numbers):
         group = [r for r in rows if r["puzzle"] == number and r["us"]]
         sizes = list(dict.fromkeys(r["size"] for r in group))
-        labels = ["x".join(part.split("=")[1] for part in size.split(", ")) for size in sizes]
+        labels = [size.split(" (")[0] if " (" in size else "x".join(p.split("=")[1] for p in size.split(", "))
+                  for size in sizes]
         impls = list(dict.fromkeys(r["impl"] for r in group))
         width = 0.8 / len(impls)
         for i, impl in enumerate(impls):
             points = [(sizes.index(r["size"]) + i * width, r["us"]) for r in group if r["impl"] == impl]
             ax.bar(*zip(*points), width=width, label=impl)
         ax.set_xticks([s + 0.4 - width / 2 for s in range(len(sizes))], labels, fontsize=8)
-        ax.set_xlabel(" x ".join(part.split("=")[0] for part in sizes[0].split(", ")))
+        if " (" not in sizes[0]:
+            ax.set_xlabel(" x ".join(part.split("=")[0] for part in sizes[0].split(", ")))
         ax.set_ylabel("median µs (lower is better)")
         ax.set_title(f"puzzle {number}")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
