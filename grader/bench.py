@@ -173,8 +173,11 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
     for name, wanted in puzzle.bench.variants.items():
         if wanted(dims):
             variant = getattr(module, name)
-            timed.append((f"triton ({name})", _median_us(functools.partial(variant, *args)), "",
-                          _close(variant(*args), reference)))
+            try:
+                timed.append((f"triton ({name})", _median_us(functools.partial(variant, *args)), "",
+                              _close(variant(*args), reference)))
+            except Exception as exc:
+                timed.append((f"triton ({name})", None, f"failed: {type(exc).__name__}", True))
     timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
     if puzzle.bench.cuda_graph:
         timed.append(("eager PyTorch (spec), CUDA graph", _graph_us(lambda: puzzle.spec(**inputs)), "", True))

@@ -40,7 +40,7 @@ import torch
 import triton
 import triton.language as tl
 
-EPS: tl.constexpr = 1e-6
+EPS = tl.constexpr(1e-6)  # a global a kernel may read must be a tl.constexpr value
 
 
 @triton.jit
