@@ -10,11 +10,17 @@ triton reads that choice when ``@triton.jit`` runs.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 from . import env
 
 MODE = env.choose_mode()
+
+if MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may be called before any check
+    from . import instrument
+
+    instrument.install()
 
 __all__ = ["MODE", "check"]
 

@@ -188,6 +188,19 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
             timed.append(("torch.compile (spec)", _median_us(lambda: compiled(**inputs)), "", True))
         except Exception as exc:
             timed.append(("torch.compile (spec)", None, f"failed: {type(exc).__name__}", True))
+    for name, (prepare, run) in puzzle.bench.baselines.items():
+        prepared = prepare(inputs)
+        timed.append((name, _median_us(functools.partial(run, **prepared)), "", _close(run(**prepared), reference)))
+        if puzzle.bench.cuda_graph:
+            timed.append((f"{name}, CUDA graph", _graph_us(functools.partial(run, **prepared)), "", True))
+        if use_compile:
+            try:
+                compiled_run = torch.compile(run, dynamic=False)
+                compiled_run(**prepared)
+                timed.append((f"{name}, torch.compile", _median_us(functools.partial(compiled_run, **prepared)),
+                               "", True))
+            except Exception as exc:
+                timed.append((f"{name}, torch.compile", None, f"failed: {type(exc).__name__}", True))
     for name, fn in puzzle.bench.library.items():
         try:
             timed.append((name, _median_us(functools.partial(fn, **inputs)), "", _close(fn(**inputs), reference)))

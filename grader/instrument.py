@@ -303,11 +303,11 @@ def _bool_mask(mask):
 
 def _wrap_memory_op(original, kind, ptr_at, mask_at):
     def wrapper(*args, **kwargs):
+        mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
+        if mask is not None and np.asarray(mask.data).dtype != np.bool_:  # also outside a recording
+            mask = _bool_mask(mask)
+            args = (*args[:mask_at], mask, *args[mask_at + 1:])
         if _active is not None:
-            mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
-            if mask is not None and np.asarray(mask.data).dtype != np.bool_:
-                mask = _bool_mask(mask)
-                args = (*args[:mask_at], mask, *args[mask_at + 1:])
             _active._access(kind, args[ptr_at], mask)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
@@ -361,6 +361,15 @@ def _install():
 
     executor.__call__ = call
     _installed = True
+
+
+def install() -> bool:
+    """Put the hook in place now (it is otherwise installed by the first recording); False if unavailable.
+    Notebooks do this at import, so kernels called directly get the interpreter fixes too."""
+    ok, _ = status()
+    if ok and not _installed:
+        _install()
+    return ok
 
 
 @contextlib.contextmanager

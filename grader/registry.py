@@ -33,6 +33,9 @@ class Bench:
     # Other launchers in the solution file worth timing, each with the sizes it is run at (a test on dims).
     variants: Mapping[str, Callable[[Mapping[str, int]], bool]] = field(default_factory=dict)
     cuda_graph: bool = False  # also time inside a CUDA graph: for problems near the launch overhead
+    # PyTorch as a practitioner writes it: name -> (prepare, run). prepare (untimed) turns the inputs into
+    # that code's own format, e.g. COO destinations kept from preprocessing; run is timed eager and compiled.
+    baselines: Mapping[str, tuple[Callable, Callable]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -325,7 +328,7 @@ def _edge_ends(inputs):
     """(src, dst) of every edge, in edge-id order, from the CSC arrays."""
     edge = inputs["edge_id"].long()
     src, dst = torch.empty_like(edge), torch.empty_like(edge)
-    src[edge], dst[edge] = inputs["row_idx"].long(), specs._slot_nodes(inputs["col_ptr"])
+    src[edge], dst[edge] = inputs["row_idx"].long(), specs.slot_nodes(inputs["col_ptr"])
     return src, dst
 
 
@@ -434,6 +437,42 @@ def GRAPH_BENCH(**settings) -> Bench:  # noqa: N802 (reads like the Bench it mak
     return Bench(sizes=tuple(_molecule_batch(b) for b in (1, 16, 64, 512, 4096)), **settings)
 
 
+def _dst_of_edges(inputs):
+    dst = torch.empty_like(inputs["edge_id"], dtype=torch.long)
+    dst[inputs["edge_id"].long()] = specs.slot_nodes(inputs["col_ptr"])
+    return {"v_scaled": inputs["v_scaled"], "score": inputs["score"], "dst": dst,
+            "num_nodes": inputs["col_ptr"].numel() - 1}
+
+
+def _coo_scatter(v_scaled, score, dst, num_nodes):
+    numerator = v_scaled.new_zeros(num_nodes, *v_scaled.shape[1:]).index_add_(0, dst, v_scaled)
+    denominator = score.new_zeros(num_nodes, score.shape[1]).index_add_(0, dst, score)
+    return numerator / (denominator[..., None] + specs.EPS)
+
+
+def _edge_ends_kept(inputs):
+    src, dst = _edge_ends(inputs)
+    return {"q": inputs["q"], "k": inputs["k"], "v": inputs["v"], "e": inputs["e"], "src": src, "dst": dst}
+
+
+def _coo_attention(q, k, v, e, src, dst):
+    """The RTMScore layer in eager PyTorch over a kept COO, as the anchor measurements ran it."""
+    e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e
+    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))
+    numerator = torch.zeros_like(q).index_add_(0, dst, weight[..., None] * v[src])
+    denominator = torch.zeros_like(q[..., 0]).index_add_(0, dst, weight)
+    return numerator / (denominator[..., None] + specs.EPS), e_out
+
+
+def _slots_kept(inputs):
+    return {"node_feat": inputs["node_feat"], "edge_weight": inputs["edge_weight"],
+            "row": specs.slot_nodes(inputs["row_ptr"]), "col": inputs["col_idx"].long()}
+
+
+def _vectorised_aggregate(node_feat, edge_weight, row, col):
+    return torch.zeros_like(node_feat).index_add_(0, row, edge_weight[..., None] * node_feat[col])
+
+
 def _pyg_scatter(v_scaled, score, dst, num_nodes):
     """What a practitioner would write with PyTorch Geometric (imported only when benchmarked)."""
     from torch_geometric.utils import scatter
@@ -445,7 +484,7 @@ def _pyg_scatter(v_scaled, score, dst, num_nodes):
 
 def _pyg_gather(v_scaled, score, col_ptr, edge_id):
     dst = torch.empty_like(edge_id, dtype=torch.long)
-    dst[edge_id.long()] = specs._slot_nodes(col_ptr)
+    dst[edge_id.long()] = specs.slot_nodes(col_ptr)
     return _pyg_scatter(v_scaled, score, dst, col_ptr.numel() - 1)
 
 
@@ -501,7 +540,8 @@ PUZZLES: tuple[Puzzle, ...] = (
                     NoAtomics(lesson="One program owns each node's sum: no atomics needed, and the result is "
                                      "deterministic.")),
            bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2),
-                                     dict(BLOCK_E=32)), library={"PyG scatter": _pyg_gather})),
+                                     dict(BLOCK_E=32)), library={"PyG scatter": _pyg_gather},
+                             baselines={"PyTorch index_add_ (COO kept)": (_dst_of_edges, _coo_scatter)})),
     Puzzle(9, "csr_aggregate", "Multi-head neighbour aggregation over CSR", "03_graph_attention", specs.csr_aggregate,
            AGGREGATE_CASES, Tolerance(1e-5, magnitude_scale(specs.csr_aggregate),
                                       "sum |edge_weight| |node_feat| over the node's slots"),
@@ -509,7 +549,8 @@ PUZZLES: tuple[Puzzle, ...] = (
            budgets=(Reads("node_feat", 1, per="edge", lesson="Each slot gathers its neighbour's row once."),
                     Reads("edge_weight", 1, lesson="Each slot's weights are read once.")),
            bench=Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=_reference_problem),),
-                       blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)), cuda_graph=True)),
+                       blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)), cuda_graph=True,
+                       baselines={"vectorised index_add_ (slots kept)": (_slots_kept, _vectorised_aggregate)})),
     Puzzle(10, "graph_attention", "Graph attention in one kernel (RTMScore)", "03_graph_attention",
            specs.graph_attention, ATTENTION_CASES,
            (Tolerance(4e-6, _attention_h_scale, "the float32 rounding bound of the weighted sum"),
@@ -520,7 +561,8 @@ PUZZLES: tuple[Puzzle, ...] = (
                     Reads("v", 1, per="edge", lesson="Each edge gathers its source's value once, in the same pass."),
                     Reads("q", 1, lesson="Each node's query is read once, before its edges."),
                     Writes("e_out", 1, lesson="Each edge's output is written once.")),
-           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2), dict(BLOCK_E=32)))),
+           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2), dict(BLOCK_E=32)),
+                             baselines={"PyTorch layer (COO kept)": (_edge_ends_kept, _coo_attention)})),
 )
 
 BY_NUMBER = {p.number: p for p in PUZZLES}

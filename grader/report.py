@@ -32,13 +32,16 @@ def accesses_line(case: CaseResult, per: Mapping[str, str] | None = None) -> str
     return ", ".join(parts)
 
 
-def _case_line(case: CaseResult, mark: str, per_program: Mapping[str, str]) -> str:
+def _where(case: CaseResult) -> str:
     shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
     blocks = ", ".join(f"{k}={v}" for k, v in case.blocks.items())
-    where = f"{shape}; {blocks}" if blocks else shape
-    line = f"  {mark} {case.name:<26} {where:<32}"
+    return f"{shape}; {blocks}" if blocks else shape
+
+
+def _case_line(case: CaseResult, mark: str, per_program: Mapping[str, str], widths: tuple[int, int]) -> str:
+    line = f"  {mark} {case.name:<{widths[0]}} {_where(case):<{widths[1]}}"
     if case.passed and case.accesses:
-        line += f" {accesses_line(case, per_program)}"
+        line += f"  {accesses_line(case, per_program)}"
     return line.rstrip()
 
 
@@ -70,8 +73,9 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
         lines.append(f"  Write your kernel in {result.source}, then run: {rerun}")
         return "\n".join(lines)
     shown, same, first_message = 0, 0, None
+    widths = (max(len(c.name) for c in result.cases), max(len(_where(c)) for c in result.cases))
     for case in result.cases:
-        lines.append(_case_line(case, ok if case.passed else bad, per_program))
+        lines.append(_case_line(case, ok if case.passed else bad, per_program, widths))
         if case.passed:
             continue
         if shown == 0 or verbose:

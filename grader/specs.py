@@ -41,7 +41,7 @@ def flash_attention(
 EPS = 1e-6  # keeps a node with no incoming edge at 0 / (0 + EPS) = 0
 
 
-def _slot_nodes(ptr: Tensor) -> Tensor:
+def slot_nodes(ptr: Tensor) -> Tensor:
     """The node each CSC/CSR slot belongs to: node n repeated ptr[n+1] - ptr[n] times."""
     return torch.repeat_interleave(torch.arange(ptr.numel() - 1, device=ptr.device), (ptr[1:] - ptr[:-1]).long())
 
@@ -59,7 +59,7 @@ def csc_gather(
     edge_id: Int32[Tensor, "E"],
 ) -> Float32[Tensor, "N H D"]:
     dst = torch.empty_like(edge_id, dtype=torch.long)
-    dst[edge_id.long()] = _slot_nodes(col_ptr)  # slot s holds edge edge_id[s], whose destination is its node
+    dst[edge_id.long()] = slot_nodes(col_ptr)  # slot s holds edge edge_id[s], whose destination is its node
     return scatter_add(v_scaled, score, dst, col_ptr.numel() - 1)
 
 
@@ -68,7 +68,7 @@ def csr_aggregate(
     col_idx: Int32[Tensor, "E"],
 ) -> Float32[Tensor, "N H D"]:
     messages = edge_weight[..., None] * node_feat[col_idx.long()]  # slot s brings its neighbour's features
-    return torch.zeros_like(node_feat).index_add_(0, _slot_nodes(row_ptr), messages)
+    return torch.zeros_like(node_feat).index_add_(0, slot_nodes(row_ptr), messages)
 
 
 def graph_attention(
@@ -79,7 +79,7 @@ def graph_attention(
     edge = edge_id.long()
     src = torch.empty_like(edge)
     dst = torch.empty_like(edge)
-    src[edge], dst[edge] = row_idx.long(), _slot_nodes(col_ptr)
+    src[edge], dst[edge] = row_idx.long(), slot_nodes(col_ptr)
     e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e  # clip per feature, before the sum
     weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))  # [E, H], within [e^-5, e^5]
     h = scatter_add(weight[..., None] * v[src], weight, dst.to(torch.int32), q.shape[0])

@@ -31,7 +31,7 @@ Hints
   H_PAD and D_PAD are H and D rounded up to powers of two, so mask h < H and d < D too   (6 lines)
 - scatter_kernel: load BLOCK_E destinations, the [BLOCK_E, H, D] tile of v_scaled and the
   [BLOCK_E, H] tile of score, and tl.atomic_add each into num and den at the destination  (8 lines)
-- normalize_kernel: load a block of nodes' num and den, store num / (den + 1e-6) into num  (7 lines)
+- normalize_kernel: load a block of nodes' num and den, store num / (den + 1e-6) into num  (9 lines)
 
 Grade it:  python -m grader 7
 """

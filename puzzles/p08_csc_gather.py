@@ -17,7 +17,7 @@ Spec (the grader's copy is in grader/specs.py)
         edge_id: Int32[Tensor, "E"],
     ) -> Float32[Tensor, "N H D"]:
         dst = torch.empty_like(edge_id, dtype=torch.long)
-        dst[edge_id.long()] = _slot_nodes(col_ptr)  # slot s holds edge edge_id[s], whose destination is its node
+        dst[edge_id.long()] = slot_nodes(col_ptr)  # slot s holds edge edge_id[s], whose destination is its node
         return scatter_add(v_scaled, score, dst, col_ptr.numel() - 1)
 
 What you write: the body of `csc_gather_kernel`. The launcher is given: one program per
@@ -30,7 +30,7 @@ Hints
 - `for i in tl.static_range(NODES_PER_PROGRAM):` a node, its start and end from col_ptr,
   and zeroed sums (skip nodes past N with a mask on what you load and store)               (6 lines)
 - an inner `tl.range(start, end, BLOCK_E)` loop over slots: load edge_id for the slots, then the
-  [BLOCK_E, H, D] rows of v_scaled and [BLOCK_E, H] of score at those edge ids; add them up  (8 lines)
+  [BLOCK_E, H, D] rows of v_scaled and [BLOCK_E, H] of score at those edge ids; add them up  (10 lines)
 - store num / (den + 1e-6)                                                                (2 lines)
 
 Grade it:  python -m grader 8

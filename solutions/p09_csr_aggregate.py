@@ -18,7 +18,7 @@ Spec (the grader's copy is in grader/specs.py)
         col_idx: Int32[Tensor, "E"],
     ) -> Float32[Tensor, "N H D"]:
         messages = edge_weight[..., None] * node_feat[col_idx.long()]  # slot s brings its neighbour's features
-        return torch.zeros_like(node_feat).index_add_(0, _slot_nodes(row_ptr), messages)
+        return torch.zeros_like(node_feat).index_add_(0, slot_nodes(row_ptr), messages)
 
 What you write: the body of `csr_aggregate_kernel`. The launcher is given.
 
@@ -26,7 +26,7 @@ Hints
 - feature offsets and masks for [H_PAD, D_PAD], as in puzzle 8                          (4 lines)
 - per node: its slot range from row_ptr, and a zeroed [H_PAD, D_PAD] sum                  (5 lines)
 - loop over slots BLOCK_E at a time: load col_idx and the [BLOCK_E, H] weights of the slots,
-  gather the neighbours' [BLOCK_E, H, D] features, multiply and sum over the slots         (8 lines)
+  gather the neighbours' [BLOCK_E, H, D] features, multiply and sum over the slots         (10 lines)
 - store the sum                                                                           (1 line)
 
 Grade it:  python -m grader 9

@@ -23,7 +23,7 @@ Spec (the grader's copy is in grader/specs.py)
         edge = edge_id.long()
         src = torch.empty_like(edge)
         dst = torch.empty_like(edge)
-        src[edge], dst[edge] = row_idx.long(), _slot_nodes(col_ptr)
+        src[edge], dst[edge] = row_idx.long(), slot_nodes(col_ptr)
         e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e  # clip per feature, before the sum
         weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))  # [E, H], within [e^-5, e^5]
         h = scatter_add(weight[..., None] * v[src], weight, dst.to(torch.int32), q.shape[0])
@@ -36,8 +36,8 @@ Hints
 - feature offsets and masks for [H_PAD, D_PAD], as in puzzle 8                          (4 lines)
 - per node: its slot range, its q row loaded once, zeroed numerator and denominator     (7 lines)
 - per block of slots: edge ids and sources, then k[src] and e[edge]; the clipped product
-  times e is e_out, stored at the edge ids; the clipped row sum gives the logits         (10 lines)
-- weights = exp(logits), set to 0 on masked slots with tl.where; accumulate w * v[src] and w   (5 lines)
+  times e is e_out, stored at the edge ids; the clipped row sum gives the logits         (12 lines)
+- weights = exp(logits), set to 0 on masked slots with tl.where; accumulate w * v[src] and w   (6 lines)
 - store numerator / (denominator + 1e-6)                                                  (1 line)
 
 Grade it:  python -m grader 10

@@ -25,7 +25,7 @@ def _pairs(graph: graphs.Graph) -> Counter:
     return Counter(zip(graph.src.tolist(), graph.dst.tolist()))
 
 
-def _slot_nodes(ptr: list[int]) -> list[int]:
+def slot_nodes(ptr: list[int]) -> list[int]:
     """The node each slot belongs to, read off a pointer array by hand."""
     return [node for node in range(len(ptr) - 1) for _ in range(ptr[node + 1] - ptr[node])]
 
@@ -71,7 +71,7 @@ def test_csc_groups_edges_by_destination_in_increasing_edge_id(build):
     for node in range(graph.num_nodes):
         ids = slots[pointer[node]:pointer[node + 1]]
         assert ids == sorted(ids) and len(set(ids)) == len(ids), f"node {node}'s slots are not in edge-id order: {ids}"
-    for slot, (node, edge) in enumerate(zip(_slot_nodes(pointer), slots)):
+    for slot, (node, edge) in enumerate(zip(slot_nodes(pointer), slots)):
         assert int(row_idx[slot]) == src[edge], f"row_idx[{slot}] is not the source of edge {edge}"
         assert node == dst[edge], f"slot {slot} sits under node {node}, but edge {edge} goes to {dst[edge]}"
     # All of the above pins the CSC down exactly: a stable sort of the edge ids by destination.
