@@ -283,7 +283,11 @@ def plot(rows: list[dict], path: str) -> None:
         for i, impl in enumerate(impls):
             points = [(sizes.index(r["size"]) + i * width, r["us"]) for r in group if r["impl"] == impl]
             ax.bar(*zip(*points), width=width, label=impl)
-        ax.set_xticks([s + 0.4 - width / 2 for s in range(len(sizes))], labels, fontsize=8)
+        ax.set_xticks([s + 0.4 - width / 2 for s in range(len(sizes))], labels, fontsize=8,
+                      rotation=20 if len(sizes) > 3 else 0)
+        times = [r["us"] for r in group]
+        if max(times) > 20 * min(times):  # sizes far apart: only a log scale shows the small ones
+            ax.set_yscale("log")
         if " (" not in sizes[0]:
             ax.set_xlabel(" x ".join(part.split("=")[0] for part in sizes[0].split(", ")))
         ax.set_ylabel("median µs (lower is better)")

