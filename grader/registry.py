@@ -362,20 +362,14 @@ def _gather_in_slot_order(inputs, yours, blocks) -> bool:
 def _attention_variant(inputs, clip_features=True, e_out_in_slot_order=False, padding_block=0, clip_logits=True):
     """The layer as a common mistake computes it. padding_block: padded lanes of blocks of this size
     each add exp(0) = 1 to their node's denominator."""
-    q, k, e = inputs["q"], inputs["k"], inputs["e"]
     src, dst = _edge_ends(inputs)
-    product = k[src] * q[dst] / q.shape[-1] ** 0.5
-    e_out = (torch.clamp(product, -5, 5) if clip_features else product) * e
-    if e_out_in_slot_order:
-        return e_out[inputs["edge_id"].long()]
-    logits = e_out.sum(-1)
-    weight = torch.exp(torch.clamp(logits, -5, 5) if clip_logits else logits)
-    numerator = torch.zeros_like(q).index_add_(0, dst, weight[..., None] * inputs["v"][src])
-    denominator = torch.zeros_like(q[..., 0]).index_add_(0, dst, weight)
+    padded = None
     if padding_block:
-        degree = (inputs["col_ptr"][1:] - inputs["col_ptr"][:-1]).to(q.dtype)
-        denominator += (-degree % padding_block)[:, None]
-    return numerator / (denominator[..., None] + specs.EPS)
+        degree = (inputs["col_ptr"][1:] - inputs["col_ptr"][:-1]).to(inputs["q"].dtype)
+        padded = (-degree % padding_block)[:, None]
+    h, e_out = _coo_attention(inputs["q"], inputs["k"], inputs["v"], inputs["e"], src, dst, clip_features,
+                              clip_logits, padded)
+    return e_out[inputs["edge_id"].long()] if e_out_in_slot_order else h
 
 
 GATHER_HINTS: tuple[PuzzleHint, ...] = (
@@ -455,12 +449,17 @@ def _edge_ends_kept(inputs):
     return {"q": inputs["q"], "k": inputs["k"], "v": inputs["v"], "e": inputs["e"], "src": src, "dst": dst}
 
 
-def _coo_attention(q, k, v, e, src, dst):
-    """The RTMScore layer in eager PyTorch over a kept COO, as the anchor measurements ran it."""
-    e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e
-    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))
+def _coo_attention(q, k, v, e, src, dst, clip_features=True, clip_logits=True, extra_denominator=None):
+    """The RTMScore layer in eager PyTorch over a kept COO, as the anchor measurements ran it. The options
+    reproduce common mistakes, for the hints."""
+    product = k[src] * q[dst] / q.shape[-1] ** 0.5
+    e_out = (torch.clamp(product, -5, 5) if clip_features else product) * e
+    logits = e_out.sum(-1)
+    weight = torch.exp(torch.clamp(logits, -5, 5) if clip_logits else logits)
     numerator = torch.zeros_like(q).index_add_(0, dst, weight[..., None] * v[src])
     denominator = torch.zeros_like(q[..., 0]).index_add_(0, dst, weight)
+    if extra_denominator is not None:
+        denominator += extra_denominator
     return numerator / (denominator[..., None] + specs.EPS), e_out
 
 
