@@ -23,6 +23,7 @@ import platform
 import sys
 
 from . import env
+from .cases import as_list
 
 COPY_BYTES = 2 << 30  # large enough to defeat the 60 MB L2
 
@@ -100,10 +101,6 @@ def _inputs(puzzle, size):
     return inputs, dims
 
 
-def _as_list(out) -> list:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
 def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
     """(compulsory bytes, bytes the puzzle's algorithm moves): inputs once, outputs once, plus re-reads."""
     compulsory = sum(v.numel() * v.element_size() for v in inputs.values() if hasattr(v, "numel"))
@@ -115,7 +112,7 @@ def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
 def _close(ours, reference) -> bool:
     import torch
 
-    for mine, theirs in zip(_as_list(ours), _as_list(reference)):
+    for mine, theirs in zip(as_list(ours), as_list(reference)):
         scale = theirs.abs().max().clamp_min(1e-30) if theirs.numel() else 1.0
         if mine.shape != theirs.shape or not torch.allclose(mine, theirs, rtol=1e-3, atol=1e-5 * float(scale)):
             return False
@@ -157,7 +154,7 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
     inputs, dims = _inputs(puzzle, size)
     args = list(inputs.values())
     reference = puzzle.spec(**inputs)
-    compulsory, moved = _traffic(inputs, _as_list(reference), puzzle.bench.extra_reads)
+    compulsory, moved = _traffic(inputs, as_list(reference), puzzle.bench.extra_reads)
     label = ", ".join(f"{k}={v}" for k, v in dims.items())
     if getattr(size, "name", None):  # a named Case, such as a batch of graphs
         label = f"{size.name} ({label})"

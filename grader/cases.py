@@ -124,5 +124,9 @@ def reference(spec: Callable, inputs: Mapping[str, torch.Tensor | int]) -> list[
     """The spec on float64 copies of the inputs (the exact values the kernel sees), as a list."""
     upcast = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
               for k, v in inputs.items()}
-    out = spec(**upcast)
-    return list(out) if isinstance(out, tuple) else [out]
+    return as_list(spec(**upcast))
+
+
+def as_list(out) -> list:
+    """A launcher's or spec's result as a list of outputs: one tensor, or a tuple of them."""
+    return list(out) if isinstance(out, (tuple, list)) else [out]

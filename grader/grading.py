@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import linecache
 import os
 import re
 import signal
@@ -25,7 +24,7 @@ import numpy as np
 import torch
 
 from . import checker, instrument
-from .cases import Case, make_inputs, reference, spec_args, spec_outputs
+from .cases import Case, as_list, make_inputs, reference, spec_args, spec_outputs
 from .registry import Puzzle
 
 DEFAULT_TIMEOUT = 30.0  # seconds per case; an honest interpreter case takes well under 5
@@ -109,14 +108,8 @@ def _library_dirs() -> tuple[str, ...]:
 
 def _learner_line(frame) -> str:
     """'p03.py:15: while start < T:' for the innermost frame of the learner's code, or ''."""
-    library = _library_dirs() + (os.path.dirname(np.__file__) + os.sep,)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(library) and not filename.startswith("<"):
-            code = linecache.getline(filename, frame.f_lineno).strip()
-            return f"{instrument.location(filename, frame.f_lineno)}: {code}"
-        frame = frame.f_back
-    return ""
+    where, code = instrument.learner_line(frame, _library_dirs() + (os.path.dirname(np.__file__) + os.sep,))
+    return f"{where}: {code}" if where != "?" else ""
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -223,7 +216,7 @@ def _accesses(recorder) -> list[dict]:
 
 
 def _check_outputs(puzzle: Puzzle, out, expected: list[torch.Tensor], device: str) -> str | None:
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    outs = as_list(out)
     if len(outs) != len(expected):
         return f"the launcher returned {len(outs)} value(s); the spec returns {len(expected)}"
     for name, value, exp, spec_out in zip(puzzle.outputs, outs, expected, spec_outputs(puzzle.spec)):
@@ -286,7 +279,7 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
     problem = _check_outputs(puzzle, out, expected, device)
     if problem:
         return finish("bad_output", problem)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    outs = as_list(out)
 
     written = []
     for name, value in zip(puzzle.outputs, outs):

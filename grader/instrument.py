@@ -209,16 +209,20 @@ def location(filename: str, lineno: int) -> str:
     return f"{os.path.basename(filename)}:{lineno}"
 
 
-def _kernel_line() -> tuple[str, str]:
-    """Where and what: the innermost frame outside triton and this module, with its source."""
-    frame = sys._getframe(1)
+def learner_line(frame, library: tuple[str, ...]) -> tuple[str, str]:
+    """Where and what: the innermost frame from `frame` outwards whose file is in none of the `library`
+    folders (nor generated code), with its source line; ("?", "") if there is none."""
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if filename != _HERE and not filename.startswith(_TRITON_DIR):
+        if not filename.startswith(library) and not frame.f_code.co_filename.startswith("<"):
             line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
             return location(filename, frame.f_lineno), line
         frame = frame.f_back
     return "?", ""
+
+
+def _kernel_line() -> tuple[str, str]:
+    return learner_line(sys._getframe(1), (_HERE, _TRITON_DIR))
 
 
 # -- installing the hook ------------------------------------------------------------------
