@@ -95,3 +95,21 @@ class NoAtomics:
             return None
         where = ", ".join(f"{n} ({k})" for n, k in used.items())
         return f"over budget: atomics on {where}; this puzzle allows none. {self.lesson}".rstrip()
+
+
+@dataclass(frozen=True)
+class Dots:
+    """At least `least` tl.dot calls in all, a formula in the case's sizes and `programs` ("2*num_tcb"):
+    the products must run on tensor cores, not as broadcast multiplies and sums."""
+    least: str
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return f"at least {self.least} tl.dot calls"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        least = eval(self.least, {"__builtins__": {}}, {**dims, "programs": recorder.programs})
+        if recorder.dots >= least:
+            return None
+        return (f"over budget: the kernel called tl.dot {recorder.dots} times, the budget asks for at least "
+                f"{self.least} = {least}. {self.lesson}").rstrip()

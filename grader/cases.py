@@ -58,6 +58,7 @@ class Case:
     # For graph puzzles: builds the graph from the case's generator. Its sizes N and E join the dims,
     # and spec arguments named like graph arrays (dst, col_ptr, edge_id, ...) come from it.
     graph: Callable[[torch.Generator], Graph] | None = None
+    half: torch.dtype | None = None  # make the spec's float16 inputs in this dtype instead (torch.bfloat16)
 
 
 @dataclass(frozen=True)
@@ -112,12 +113,22 @@ def make_inputs(spec: Callable, case: Case, seed: int) -> tuple[dict[str, torch.
     for arg in spec_args(spec):
         if arg.name in from_graph:
             inputs[arg.name] = from_graph[arg.name]
+            _learn_dims(arg, inputs[arg.name], dims)
         elif arg.dtype is None:
             inputs[arg.name] = dims[arg.name]
         else:
             values = case.fill(arg.name, arg.shape(dims), gen)
-            inputs[arg.name] = values.to(arg.dtype).contiguous()
+            dtype = case.half if case.half is not None and arg.dtype == torch.float16 else arg.dtype
+            inputs[arg.name] = values.to(dtype).contiguous()
     return inputs, dims
+
+
+def _learn_dims(arg: Arg, value, dims: dict[str, int]) -> None:
+    """Sizes named only by graph arrays (num_tcb of tcb_col, R of window_order) join the dims."""
+    if isinstance(value, torch.Tensor):
+        for name, size in zip(arg.dims, value.shape):
+            if name.isidentifier():
+                dims.setdefault(name, size)
 
 
 def reference(spec: Callable, inputs: Mapping[str, torch.Tensor | int]) -> list[torch.Tensor]:

@@ -11,10 +11,14 @@ self loops are allowed: the graph is a multigraph, as `index_add_` treats it.
 
 Within a node, slots keep increasing edge id. All index arrays are int32. Generators take a
 `torch.Generator`, so a seed fixes the graph.
+
+For chapter 4, `to_bsb` turns a CSR into the block-sparse BSB format: 16-row windows whose distinct
+neighbour columns are packed into 16-column tensor-core blocks (TCBs) with a bitmap per row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
@@ -112,20 +116,47 @@ class Graph:
     def reversed(self) -> Graph:
         return Graph(self.num_nodes, self.dst, self.src)
 
+    @cached_property
+    def bsb(self) -> BSB:
+        """The BSB of the incoming CSR: row i (a query) attends to the sources of its edges."""
+        incoming = self.reversed().csr
+        return to_bsb(incoming.row_ptr, incoming.col_idx)
+
     def __repr__(self) -> str:
         return f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges})"
 
 
-def graph_arrays(graph: Graph) -> dict:
-    """The graph under the argument names the puzzles use.
+class GraphArrays(Mapping):
+    """The graph under the argument names the puzzles use, each built when first asked for.
 
     row_ptr/col_idx here list each node's *incoming* neighbours (the CSR of the reversed graph),
-    which is what an aggregation into the node reads; with edge ids in slot order.
+    which is what an aggregation into the node reads; with edge ids in slot order. The BSB arrays
+    (window_ptr, tcb_col, tcb_mask, window_order) come from that CSR: row i attends to its sources.
     """
-    incoming = graph.reversed().csr
-    return {"src": graph.src, "dst": graph.dst, "num_nodes": graph.num_nodes, "col_ptr": graph.csc.col_ptr,
-            "row_idx": graph.csc.row_idx, "edge_id": graph.csc.edge_id, "row_ptr": incoming.row_ptr,
-            "col_idx": incoming.col_idx}
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        incoming = lambda: graph.reversed().csr  # noqa: E731
+        self._makers = {
+            "src": lambda: graph.src, "dst": lambda: graph.dst, "num_nodes": lambda: graph.num_nodes,
+            "col_ptr": lambda: graph.csc.col_ptr, "row_idx": lambda: graph.csc.row_idx,
+            "edge_id": lambda: graph.csc.edge_id, "row_ptr": lambda: incoming().row_ptr,
+            "col_idx": lambda: incoming().col_idx,
+            **{name: (lambda name=name: getattr(graph.bsb, name)) for name in BSB._fields},
+        }
+
+    def __getitem__(self, name):
+        return self._makers[name]()
+
+    def __iter__(self):
+        return iter(self._makers)
+
+    def __len__(self):
+        return len(self._makers)
+
+
+def graph_arrays(graph: Graph) -> GraphArrays:
+    return GraphArrays(graph)
 
 
 def from_coo(src, dst, num_nodes: int) -> Graph:
@@ -272,3 +303,98 @@ def with_self_loops(graph: Graph, count: int, gen: torch.Generator) -> Graph:
 def with_isolated(graph: Graph, count: int) -> Graph:
     """Append `count` nodes that no edge reaches (their output is 0)."""
     return Graph(graph.num_nodes + count, graph.src, graph.dst)
+
+
+# -- chapter 4: the BSB format (Fused3S) -----------------------------------------------------------
+
+WINDOW = 16  # rows per row window
+TCB_COLS = 16  # columns per tensor-core block
+
+
+class BSB(NamedTuple):
+    """A sparse pattern as dense 16x16 tiles; the argument order of puzzle 13's launcher.
+
+    Window w holds rows 16w .. 16w+15 and its TCBs window_ptr[w] .. window_ptr[w+1]-1. A window's
+    distinct neighbour columns, ascending, fill its TCBs 16 at a time; tcb_col[t, c] is the column of
+    slot c (a padding slot repeats the TCB's first column, with its bits 0). Bit c of tcb_mask[t, r]
+    is set when row r of the window attends to slot c. window_order lists every window, the most
+    TCBs first (ties by window index), so the longest programs start first.
+    """
+    window_ptr: torch.Tensor  # int32 [R+1]
+    tcb_col: torch.Tensor  # int32 [num_tcb, 16]
+    tcb_mask: torch.Tensor  # int32 [num_tcb, 16], each in [0, 2^16)
+    window_order: torch.Tensor  # int32 [R]
+
+
+def to_bsb(row_ptr, col_idx) -> BSB:
+    """The BSB of a CSR (row i attends to col_idx[row_ptr[i]:row_ptr[i+1]]). Duplicate entries count
+    once: a bitmap holds a set. Raises GraphError on a malformed CSR."""
+    row_ptr = _check_pointer("row_ptr", row_ptr)
+    num_rows = row_ptr.numel() - 1
+    _check_count("row_ptr", row_ptr, "col_idx", col_idx)
+    col_idx = _check_index("col_idx", col_idx, upper=max(num_rows, 1) if col_idx.numel() else None)
+    num_windows = -(-num_rows // WINDOW)
+    rows, cols = _expand(row_ptr).long(), col_idx.long()
+    width = max(num_rows, 1)
+    pairs = torch.unique(rows * width + cols)  # sorted by row, then column; duplicates gone
+    rows, cols = pairs // width, pairs % width
+    windows = rows // WINDOW
+    # The distinct (window, column) pairs, sorted: each window's columns in ascending order.
+    slots, slot_of_pair = torch.unique(windows * width + cols, return_inverse=True)
+    slot_window, slot_col = slots // width, slots % width
+    per_window = torch.bincount(slot_window, minlength=num_windows)
+    first_slot = torch.cumsum(per_window, 0) - per_window
+    rank = torch.arange(slots.numel()) - first_slot[slot_window]  # position among the window's columns
+    tcbs = -(-per_window // TCB_COLS)
+    window_ptr = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(tcbs, 0)])
+    slot_tcb = window_ptr[:-1][slot_window] + rank // TCB_COLS
+    num_tcb = int(window_ptr[-1])
+    tcb_col = torch.full((num_tcb, TCB_COLS), -1, dtype=torch.int64)
+    tcb_col[slot_tcb, rank % TCB_COLS] = slot_col
+    tcb_col = torch.where(tcb_col < 0, tcb_col[:, :1], tcb_col)  # padding repeats the first column
+    tcb_mask = torch.zeros((num_tcb, WINDOW), dtype=torch.int64)
+    bits = torch.ones_like(rows) << (rank[slot_of_pair] % TCB_COLS)
+    tcb_mask.index_put_((slot_tcb[slot_of_pair], rows % WINDOW), bits, accumulate=True)  # distinct bits: sum = or
+    order = torch.argsort(-tcbs, stable=True)
+    return BSB(window_ptr.to(torch.int32), tcb_col.to(torch.int32), tcb_mask.to(torch.int32), order.to(torch.int32))
+
+
+def bsb_edges(window_ptr, tcb_col, tcb_mask) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (row, column) pairs a BSB holds, sorted by row then column, as int64."""
+    tcb_col, tcb_mask = tcb_col.long(), tcb_mask.long()
+    num_tcb = tcb_col.shape[0]
+    window = torch.repeat_interleave(torch.arange(window_ptr.numel() - 1, device=tcb_col.device),
+                                     (window_ptr[1:] - window_ptr[:-1]).long(), output_size=num_tcb)
+    slot = torch.arange(TCB_COLS, device=tcb_col.device)
+    bit = (tcb_mask[:, :, None] >> slot) & 1  # [tcb, row, slot]
+    tcb, row, col = bit.nonzero(as_tuple=True)
+    rows = window[tcb] * WINDOW + row
+    cols = tcb_col[tcb, col]
+    order = torch.argsort(rows * (int(cols.max()) + 1 if cols.numel() else 1) + cols)
+    return rows[order], cols[order]
+
+
+@dataclass(frozen=True)
+class BSBStats:
+    windows: int
+    empty_windows: int
+    tcbs: int
+    edges: int  # distinct (row, column) pairs
+    most_tcbs: int  # in one window
+
+    @property
+    def fill(self) -> float:
+        """Edges over TCB cells (16 x 16 per TCB): the share of tensor-core work that is real."""
+        return self.edges / (self.tcbs * WINDOW * TCB_COLS) if self.tcbs else 0.0
+
+    def __str__(self) -> str:
+        return (f"{self.windows} windows ({self.empty_windows} empty), {self.tcbs} TCBs (at most {self.most_tcbs} "
+                f"in a window), {self.edges} edges, fill {self.fill:.1%}")
+
+
+def bsb_stats(bsb: BSB) -> BSBStats:
+    per_window = (bsb.window_ptr[1:] - bsb.window_ptr[:-1]).long()
+    bits = (bsb.tcb_mask.long()[:, :, None] >> torch.arange(TCB_COLS)) & 1
+    return BSBStats(windows=per_window.numel(), empty_windows=int((per_window == 0).sum()),
+                    tcbs=bsb.tcb_col.shape[0], edges=int(bits.sum()),
+                    most_tcbs=int(per_window.max()) if per_window.numel() else 0)

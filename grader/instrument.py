@@ -14,7 +14,9 @@ What the wrappers do while a ``Recorder`` is active:
 - count the unmasked lanes per tensor, and mark which elements were stored;
 - give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
   as undefined as they are on a GPU, where the interpreter would quietly give 0;
-- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects).
+- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects);
+- count ``tl.dot`` calls, hold them to the GPU's smallest size (every dimension at least 16), and
+  give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their raw bits).
 
 On a triton version we have not tested, ``status()`` says so and the grader falls back to
 checking values only.
@@ -43,6 +45,13 @@ _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mas
 
 class AccessViolation(Exception):
     """Raised inside the interpreter to stop a kernel before an out-of-bounds access runs."""
+
+
+class DotTooSmall(Exception):
+    """A ``tl.dot`` the interpreter could run but the GPU compiler rejects."""
+
+
+MIN_DOT = 16  # the GPU's smallest tl.dot dimension for 16-bit operands (we hold every dtype to it)
 
 
 @dataclass(eq=False)
@@ -101,6 +110,7 @@ class Recorder:
         self.violation: Violation | None = None
         self.program = (0, 0, 0)
         self.programs = 0
+        self.dots = 0  # tl.dot calls, summed over programs
         self.launches: list[str] = []
 
     # -- regions ----------------------------------------------------------------------
@@ -131,9 +141,11 @@ class Recorder:
                 if name not in region.params:
                     region.params.append(name)
 
-    def _classify(self, handle) -> Region | None:
-        """The region most of this pointer's lanes fall in (for a scalar pointer: the one holding it)."""
-        addrs = np.asarray(handle.data, dtype=np.uint64).ravel()
+    def _classify(self, handle, active=None) -> Region | None:
+        """The region most of this pointer's lanes fall in (for a scalar pointer: the one holding it).
+        With `active`, only those lanes vote: masked lanes may point anywhere (a descriptor's padding)."""
+        addrs = np.asarray(handle.data, dtype=np.uint64)
+        addrs = (addrs[active] if active is not None and active.any() else addrs).ravel()
         if not self.regions or addrs.size == 0:
             return None
         best, best_count = None, 0
@@ -145,11 +157,11 @@ class Recorder:
                 best, best_count = region, inside
         return best
 
-    def _region_for(self, handle) -> Region | None:
+    def _region_for(self, handle, active=None) -> Region | None:
         tagged = getattr(handle, "attr", {}).get(_TAG)
         if tagged is not None and tagged[0] is self:
             return tagged[1]
-        return self._classify(handle)
+        return self._classify(handle, active)
 
     # -- accesses ---------------------------------------------------------------------
     def _access(self, kind: str, ptrs, mask):
@@ -157,7 +169,7 @@ class Recorder:
         active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
             np.asarray(mask.data, dtype=bool), data.shape)
         addrs = data[active].astype(np.uint64)
-        region = self._region_for(ptrs)
+        region = self._region_for(ptrs, active)
         if region is None:
             if addrs.size:
                 self._stop(kind, None, addrs.size, addrs.size, [], data.shape)
@@ -236,7 +248,7 @@ def _hook_points():
 
     builder = getattr(interpreter, "interpreter_builder", None)
     executor = getattr(interpreter, "GridExecutor", None)
-    missing = [name for name in (*_MEMORY_OPS, "set_grid_idx", "set_grid_dim", "create_addptr")
+    missing = [name for name in (*_MEMORY_OPS, "set_grid_idx", "set_grid_dim", "create_addptr", "create_dot")
                if not callable(getattr(builder, name, None))]
     if executor is None or "__call__" not in vars(executor):
         missing.append("GridExecutor")
@@ -330,6 +342,32 @@ def _wrap_tagging(original):
     return wrapper
 
 
+def _as_float32(handle):
+    """A bfloat16 block (stored as uint16 bits) as the float32 numbers it holds; other blocks unchanged."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    if getattr(handle.dtype, "name", "") != "bf16":
+        return handle
+    bits = np.asarray(handle.data).astype(np.uint32) << 16
+    return interpreter.TensorHandle(bits.view(np.float32), tl.float32)
+
+
+def _wrap_dot(original):
+    def wrapper(*args, **kwargs):
+        a, b = args[0], args[1]
+        (m, k), n = np.shape(a.data)[-2:], np.shape(b.data)[-1]
+        if min(m, n, k) < MIN_DOT:
+            where, code = _kernel_line()
+            raise DotTooSmall(f"tl.dot of a {m}x{k} block by a {k}x{n} block: on the GPU every dimension of tl.dot "
+                              f"must be at least {MIN_DOT} (M={m}, N={n}, K={k}); use blocks of 16 or more "
+                              f"(the interpreter would run it, the GPU compiler would not)\n  at {where}: {code}")
+        if _active is not None:
+            _active.dots += 1
+        return original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
+    return wrapper
+
+
 def _install():
     global _installed, _TRITON_DIR
     import triton
@@ -341,6 +379,7 @@ def _install():
             setattr(builder, name, _wrap_tagging(getattr(builder, name)))
     for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
         setattr(builder, name, _wrap_memory_op(getattr(builder, name), kind, ptr_at, mask_at))
+    builder.create_dot = _wrap_dot(builder.create_dot)
 
     set_grid_idx, set_grid_dim = builder.set_grid_idx, builder.set_grid_dim
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import torch
 
 from . import graphs, specs
-from .budgets import Loads, NoAtomics, Reads, Writes
-from .cases import Case, Fill, normal, per_input, rows
+from .budgets import Dots, Loads, NoAtomics, Reads, Writes
+from .cases import Case, Fill, as_list, normal, per_input, rows
 from .checker import PuzzleHint, Tolerance, magnitude_scale
 
 
@@ -408,6 +408,166 @@ ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
      "each padded slot adds exp(0) = 1 to the denominator: set the weights of masked slots to 0 after the exp"),
 )
 
+
+# -- chapter 4: tensor cores --------------------------------------------------------------------------
+
+def _uniform(low: float, high: float) -> Fill:
+    def fill(name, shape, gen):
+        return low + (high - low) * torch.rand(shape, generator=gen, dtype=torch.float64)
+    fill.__doc__ = f"uniform in [{low:g}, {high:g})"
+    return fill
+
+
+MATMUL_CASES = (
+    Case("spec", dict(M=200, K=200, N=168), dict(BM=64, BN=64, BK=64),
+         about="no size a multiple of 64: the last blocks of M, N and K are partial"),
+    Case("one block", dict(M=16, K=16, N=16), dict(BM=16, BN=16, BK=16)),
+    Case("single row", dict(M=1, K=64, N=64), dict(BM=16, BN=32, BK=32)),
+    Case("K smaller than a block", dict(M=50, K=8, N=40), dict(BM=32, BN=16, BK=16),
+         about="K=8 < BK: the one K step is mostly padding"),
+    Case("tall and thin", dict(M=1000, K=40, N=24), dict(BM=128, BN=32, BK=32)),
+    Case("rectangular blocks", dict(M=130, K=96, N=264), dict(BM=32, BN=128, BK=64)),
+    Case("positive, long K", dict(M=64, K=1024, N=64), dict(BM=32, BN=32, BK=32), fill=_uniform(0, 1),
+         about="sums near 256 of positive terms: a float16 accumulator loses them"),
+    Case("sums beyond float16", dict(M=48, K=256, N=48), dict(BM=16, BN=16, BK=64), fill=normal(60.0),
+         about="inputs near 60, sums past 65504: float16 overflows to inf, float32 does not"),
+    Case("bfloat16", dict(M=120, K=72, N=80), dict(BM=64, BN=32, BK=32), half=torch.bfloat16,
+         about="bfloat16 inputs: the same kernel, the other 16-bit type"),
+)
+
+
+def _with_abs(spec: Callable, name: str) -> Callable:
+    """The spec with one input replaced by its magnitudes: for a weighted sum, sum_j w_j |v_j|."""
+    def scale(inputs, expected):
+        return as_list(spec(**{**inputs, name: inputs[name].abs()}))[0]
+    return scale
+
+
+def _tiled_attention(q, k, v, block: int, rescale: bool = True):
+    """Puzzle 12's loop in float64, with or without the rescale (for the hints)."""
+    scores = q @ k.T / q.shape[-1] ** 0.5
+    running_max = torch.full(q.shape[:1], -torch.inf, dtype=q.dtype)
+    total, acc = torch.zeros_like(running_max), torch.zeros_like(q)
+    for start in range(0, k.shape[0], block):
+        chunk = scores[:, start:start + block]
+        new_max = torch.maximum(running_max, chunk.amax(dim=1))
+        alpha = torch.exp(running_max - new_max) if rescale else torch.ones_like(new_max)
+        weights = torch.exp(chunk - new_max[:, None])
+        total = total * alpha + weights.sum(dim=1)
+        acc = acc * alpha[:, None] + weights @ v[start:start + block]
+        running_max = new_max
+    return acc / total[:, None]
+
+
+def _unscaled(spec: Callable) -> Callable:
+    """The spec as computed without the 1 / sqrt(D): q multiplied back by sqrt(D)."""
+    def run(inputs):
+        return spec(**{**inputs, "q": inputs["q"] * inputs["q"].shape[-1] ** 0.5})
+    return run
+
+
+_SCALE_HINT = "the scores miss the 1 / sqrt(D) scale: multiply q . k by the `scale` argument before the softmax"
+
+ATTENTION_TILE_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: _matches(z, _unscaled(specs.attention)(i)), _SCALE_HINT),
+    (lambda i, z, b: i["k"].shape[0] > b["BK"] and _matches(z, _tiled_attention(i["q"], i["k"], i["v"], b["BK"],
+                                                                                 rescale=False)),
+     "the sums are not rescaled: when a row's max grows from m to m', multiply l and acc by exp(m - m')"),
+)
+
+_increasing_keys = per_input(q=_uniform(0.5, 1.5), k=rows(lambda i, n, g: torch.full((n,), -3.0 + 0.05 * i),
+                                                          "row j is -3 + 0.05 j in every feature"))
+
+ATTENTION_TILE_CASES = (
+    Case("spec", dict(N=100, T=130, D=32), dict(BQ=32, BK=32), about="neither N nor T a multiple of its block"),
+    Case("D=16", dict(N=50, T=70, D=16), dict(BQ=16, BK=16)),
+    Case("D=64", dict(N=64, T=200, D=64), dict(BQ=64, BK=32)),
+    Case("D=128", dict(N=40, T=90, D=128), dict(BQ=16, BK=64)),
+    Case("single query", dict(N=1, T=300, D=32), dict(BQ=16, BK=64)),
+    Case("single key", dict(N=20, T=1, D=32), dict(BQ=16, BK=16), about="one key: every weight is 1"),
+    Case("large scores", dict(N=40, T=150, D=32), dict(BQ=16, BK=32), fill=normal(8.0),
+         about="scores in the hundreds: exp overflows unless the running max is subtracted"),
+    Case("max grows every block", dict(N=24, T=120, D=32), dict(BQ=16, BK=16), fill=_increasing_keys,
+         about="q > 0 and k increasing along T: every key block brings a new max"),
+    Case("zero queries", dict(N=20, T=100, D=32), dict(BQ=16, BK=32),
+         fill=per_input(q=lambda n, s, g: torch.zeros(s, dtype=torch.float64)),
+         about="q = 0: every score is exactly 0 and the answer is the mean of v"),
+    Case("bfloat16", dict(N=70, T=90, D=64), dict(BQ=32, BK=32), half=torch.bfloat16,
+         about="bfloat16 inputs: cast p to v's dtype for the second tl.dot"),
+)
+
+
+def _window_of_one_edge(gen):
+    """Window 0 an ordinary molecule, window 1 a single edge, window 2 none (48 nodes)."""
+    base = graphs.molecules(1, gen, nodes=16, in_degree=(2, 6))
+    src = torch.cat([base.src, torch.tensor([3], dtype=torch.int32)])
+    dst = torch.cat([base.dst, torch.tensor([20], dtype=torch.int32)])
+    return graphs.from_coo(src, dst, 48)
+
+
+def _same_parity(gen):
+    """Node i attends to nodes of its own parity nearby: every window mixes even and odd columns."""
+    dst = torch.arange(40).repeat_interleave(6)
+    src = (dst + 2 * graphs._randint(-6, 6, dst.numel(), gen)).clamp(0, 39)
+    src = torch.where(src % 2 == dst % 2, src, dst)
+    return graphs.from_coo(src, dst, 40)
+
+
+def _parity_rows(i, n, gen):
+    """Queries +5 (even rows) or -5 (odd rows); keys 5 on odd rows, small noise on even rows."""
+    return torch.full((n,), 5.0 if i % 2 == 0 else -5.0) + 0.1 * torch.randn(n, generator=gen, dtype=torch.float64)
+
+
+def _parity_keys(i, n, gen):
+    return torch.full((n,), 5.0) if i % 2 else 0.1 * torch.randn(n, generator=gen, dtype=torch.float64)
+
+
+def _zero_every_third(name, shape, gen):
+    q = torch.randn(shape, generator=gen, dtype=torch.float64)
+    q[::3] = 0
+    return q
+
+
+_far_non_edges = per_input(q=rows(_parity_rows, "+5 on even rows, -5 on odd rows"),
+                           k=rows(_parity_keys, "5 on odd rows, small on even rows"))
+
+
+def _sparse_case(name, build, about, dims=None, fill=None, half=None):
+    return Case(name, dims or dict(D=32), fill=fill or normal(), about=about, graph=build, half=half)
+
+
+SPARSE_ATTENTION_CASES = (
+    _sparse_case("molecules", lambda g: graphs.molecules(2, g), "a batch of two small molecule-like graphs"),
+    _sparse_case("non-edges score far higher", _same_parity, fill=_far_non_edges,
+                 about="each row's non-neighbours in the same TCB score ~140 above its neighbours, and odd "
+                       "rows' real scores are all near -140: the mask must come before the max, and the max "
+                       "must start at -inf"),
+    _sparse_case("max in a later TCB", lambda g: graphs.banded(70, 20, g, width=24), fill=_increasing_keys,
+                 about="k grows with the column, so each row's max sits in its window's last TCB: the sums "
+                       "must be rescaled"),
+    _sparse_case("scores of exactly 0", lambda g: graphs.molecules(2, g), fill=per_input(q=_zero_every_third),
+                 about="every third query is 0, so its scores are exactly 0 on real edges"),
+    _sparse_case("rows with no neighbour", lambda g: graphs.with_isolated(graphs.molecules(1, g), 21),
+                 "21 nodes no edge reaches: their rows are 0, not 0 / 0, and the last windows are empty"),
+    _sparse_case("a window with one edge", _window_of_one_edge, "window 1 holds one edge, window 2 none"),
+    _sparse_case("hub row", lambda g: graphs.with_hub(graphs.random_graph(60, 3, g), 0.6, g, hub=17),
+                 "one node attends to most others: its window has many TCBs"),
+    _sparse_case("duplicate edges and self loops", lambda g: graphs.with_self_loops(graphs.with_duplicates(
+        graphs.molecules(2, g), 60, g), 20, g), "duplicate edges count once here: attention is over a set"),
+    _sparse_case("power law", lambda g: graphs.power_law(90, 500, g), "hubs and many rows of degree 0 or 1"),
+    _sparse_case("random, D=16", lambda g: graphs.random_graph(50, 5, g), "D=16", dims=dict(D=16)),
+    _sparse_case("banded, D=64", lambda g: graphs.banded(45, 8, g), "locality: few, full TCBs", dims=dict(D=64)),
+    _sparse_case("given degrees, D=128", lambda g: graphs.with_degrees(torch.arange(33) % 7, g), "D=128",
+                 dims=dict(D=128)),
+    _sparse_case("empty graph", lambda g: graphs.empty(20), "no edge at all: every row is 0"),
+    _sparse_case("bfloat16", lambda g: graphs.molecules(1, g), "bfloat16 inputs", dims=dict(D=64),
+                 half=torch.bfloat16),
+)
+
+SPARSE_ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
+    (lambda i, z, b: _matches(z, _unscaled(specs.sparse_attention)(i)), _SCALE_HINT),
+)
+
 # -- GPU benchmarks (python -m grader bench) ----------------------------------------------------------
 
 SOFTMAX_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
@@ -487,6 +647,11 @@ def _pyg_gather(v_scaled, score, col_ptr, edge_id):
     return _pyg_scatter(v_scaled, score, dst, col_ptr.numel() - 1)
 
 
+MATMUL_BENCH = None  # filled in below by the benchmark work of issue 4
+ATTENTION_BENCH = None
+SPARSE_ATTENTION_BENCH = None
+
+
 # -- the registry --------------------------------------------------------------------------------
 
 PUZZLES: tuple[Puzzle, ...] = (
@@ -563,6 +728,28 @@ PUZZLES: tuple[Puzzle, ...] = (
                     Writes("e_out", 1, lesson="Each edge's output is written once.")),
            bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
                              baselines={"PyTorch layer (COO kept)": (_edge_ends_kept, _coo_attention)})),
+    Puzzle(11, "matmul", "Matrix multiply on tensor cores, with tensor descriptors", "04_tensor_cores",
+           specs.matmul, MATMUL_CASES,
+           Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
+           budgets=(Dots("programs", lesson="Multiply the blocks with tl.dot, so the tensor cores do the work."),),
+           outputs=("c",), bench=MATMUL_BENCH),
+    Puzzle(12, "attention", "Tiled FlashAttention on tensor cores", "04_tensor_cores", specs.attention,
+           ATTENTION_TILE_CASES, Tolerance(1e-2, _with_abs(specs.attention, "v"), "sum_j p_ij |v_j|"),
+           hints=ATTENTION_TILE_HINTS, outputs=("o",),
+           budgets=(Reads("k", 1, per="program", lesson="Each query block reads every key once."),
+                    Reads("v", 1, per="program", lesson="Each query block reads every value once, in the key loop."),
+                    Dots("2*programs", lesson="Both products, q k^T and p v, are tl.dot calls.")),
+           bench=ATTENTION_BENCH),
+    Puzzle(13, "sparse_attention", "Sparse attention on tensor cores (Fused3S, BSB format)", "04_tensor_cores",
+           specs.sparse_attention, SPARSE_ATTENTION_CASES,
+           Tolerance(1e-2, _with_abs(specs.sparse_attention, "v"), "sum over neighbours of p_ij |v_j|"),
+           hints=SPARSE_ATTENTION_HINTS, outputs=("o",),
+           budgets=(Reads("q", 1, lesson="Each window loads its 16 rows of q once, before the TCB loop."),
+                    Loads(("k",), "16*D*num_tcb", lesson="Each TCB gathers its 16 key rows once."),
+                    Loads(("v",), "16*D*num_tcb", lesson="Each TCB gathers its 16 value rows once."),
+                    Dots("2*num_tcb", lesson="Both products of every TCB, q k^T and p v, are tl.dot calls: "
+                                             "that is what puts them on tensor cores.")),
+           bench=SPARSE_ATTENTION_BENCH),
 )
 
 BY_NUMBER = {p.number: p for p in PUZZLES}

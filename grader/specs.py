@@ -6,8 +6,10 @@ their spec; the grader only ever uses this one.
 """
 
 import torch
-from jaxtyping import Float32, Int32
+from jaxtyping import Float16, Float32, Int32
 from torch import Tensor
+
+from .graphs import bsb_edges
 
 
 def add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N0"]) -> Float32[Tensor, "N0"]:
@@ -84,3 +86,36 @@ def graph_attention(
     weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))  # [E, H], within [e^-5, e^5]
     h = scatter_add(weight[..., None] * v[src], weight, dst.to(torch.int32), q.shape[0])
     return h, e_out
+
+
+# -- chapter 4: tensor cores. Inputs are float16 (or bfloat16); results are float32. ----------------------
+
+def wide(x: Tensor) -> Tensor:
+    """A 16-bit float tensor as float32, so the spec sums in float32 (the grader passes float64 anyway)."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def matmul(a: Float16[Tensor, "M K"], b: Float16[Tensor, "K N"]) -> Float32[Tensor, "M N"]:
+    return wide(a) @ wide(b)
+
+
+def attention(
+    q: Float16[Tensor, "N D"], k: Float16[Tensor, "T D"], v: Float16[Tensor, "T D"]
+) -> Float32[Tensor, "N D"]:
+    scores = wide(q) @ wide(k).T / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=1) @ wide(v)
+
+
+def sparse_attention(
+    q: Float16[Tensor, "N D"], k: Float16[Tensor, "N D"], v: Float16[Tensor, "N D"],
+    window_ptr: Int32[Tensor, "R+1"], tcb_col: Int32[Tensor, "num_tcb 16"], tcb_mask: Int32[Tensor, "num_tcb 16"],
+    window_order: Int32[Tensor, "R"],
+) -> Float32[Tensor, "N D"]:
+    q, k, v = wide(q), wide(k), wide(v)
+    rows, cols = bsb_edges(window_ptr, tcb_col, tcb_mask)  # every (row, neighbour) pair once
+    scores = (q[rows] * k[cols]).sum(-1) / q.shape[-1] ** 0.5  # SDDMM: q.k only where there is an edge
+    row_max = scores.new_full(q.shape[:1], -torch.inf).scatter_reduce(0, rows, scores, "amax")
+    weights = torch.exp(scores - row_max[rows])  # softmax over each row's neighbours
+    total = torch.zeros_like(row_max).index_add_(0, rows, weights)
+    out = torch.zeros_like(q).index_add_(0, rows, weights[:, None] * v[cols])  # SpMM
+    return out / torch.where(total > 0, total, 1)[:, None]  # a row with no neighbour stays 0

@@ -1,0 +1,97 @@
+"""Puzzle 12: Tiled FlashAttention on tensor cores.
+
+You will learn
+- puzzle 6 again with vectors: a block of BQ queries against blocks of BK keys is a [BQ, BK]
+  matrix of scores, `tl.dot(q, tl.trans(k))`, and the weighted sum of values is a second
+  `tl.dot(p, v)`: both products on tensor cores, the softmax in float32 between them;
+- the online softmax per row of the block: a running max m and sum l per query, and the
+  float32 accumulator rescaled by exp(m - m_new) whenever the max grows;
+- why K and V are read once per query block: the whole T-long row of scores never exists, so
+  the memory traffic is (N / BQ) passes over K and V, not an N x T matrix.
+
+The math, with D features per head and scale 1 / sqrt(D)
+    s[i, j] = q[i, :] . k[j, :] / sqrt(D)
+    o[i, :] = sum_j exp(s[i, j] - m[i]) v[j, :] / sum_j exp(s[i, j] - m[i]),    m[i] = max_j s[i, j]
+Per key block (m = -inf, l = 0, acc = 0 at the start):
+    m_new = max(m, rowmax(s));  alpha = exp(m - m_new);  p = exp(s - m_new)
+    l = l * alpha + rowsum(p);  acc = acc * alpha + p @ v_block;  m = m_new
+and o = acc / l at the end.
+
+Spec (the grader's copy is in grader/specs.py)
+    def attention(
+        q: Float16[Tensor, "N D"], k: Float16[Tensor, "T D"], v: Float16[Tensor, "T D"]
+    ) -> Float32[Tensor, "N D"]:
+        scores = wide(q) @ wide(k).T / q.shape[-1] ** 0.5
+        return torch.softmax(scores, dim=1) @ wide(v)
+(wide(x) is x as float32.)
+
+What you write: the body of `attention_kernel`. The launcher is given: one program per BQ
+queries. D is a power of two from 16 to 256, so a row of q, k or v is one block.
+- `tl.dot` needs 16-bit operands on both sides to use tensor cores: cast p to v's dtype
+  (`p.to(v.dtype)`) before `tl.dot(p, v)`; a float32 `tl.dot` would run as TF32.
+- keys past T must get a score of -inf (not 0), so they add nothing to the sums.
+Budget: each program reads every k and v element once; both products are `tl.dot` calls.
+
+Hints
+- the query block: offsets and mask, loaded once as a [BQ, D] 16-bit block                (4 lines)
+- m = -inf, l = 0 per query; a float32 [BQ, D] accumulator                                 (3 lines)
+- a `tl.range` loop over key blocks: load k and v [BK, D], scores by tl.dot, -inf on keys
+  past T, then the online update with exp2 (exp(x) = exp2(x * log2(e)))                     (13 lines)
+- store acc / l                                                                             (1 line)
+
+Grade it:  python -m grader 12
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attention_kernel(
+    q_ptr,  # pointer to q: N x D float16 (or bfloat16)
+    k_ptr,  # pointer to k: T x D, same dtype
+    v_ptr,  # pointer to v: T x D, same dtype
+    o_ptr,  # pointer to the output o: N x D float32
+    N,  # queries
+    T,  # keys and values
+    scale,  # 1 / sqrt(D)
+    D: tl.constexpr,  # features, a power of two
+    BQ: tl.constexpr,  # queries per program
+    BK: tl.constexpr,  # keys per loop step
+):
+    # >>> solution: about 24 lines
+    LOG2E: tl.constexpr = 1.4426950408889634
+    queries = tl.program_id(0) * BQ + tl.arange(0, BQ)
+    feats = tl.arange(0, D)
+    query_ok = queries < N
+    q = tl.load(q_ptr + queries[:, None] * D + feats[None, :], mask=query_ok[:, None], other=0.0)
+    running_max = tl.full([BQ], float("-inf"), dtype=tl.float32)
+    total = tl.zeros([BQ], dtype=tl.float32)
+    acc = tl.zeros([BQ, D], dtype=tl.float32)
+    for start in tl.range(0, T, BK):
+        keys = start + tl.arange(0, BK)
+        key_ok = keys < T
+        k = tl.load(k_ptr + keys[:, None] * D + feats[None, :], mask=key_ok[:, None], other=0.0)
+        v = tl.load(v_ptr + keys[:, None] * D + feats[None, :], mask=key_ok[:, None], other=0.0)
+        scores = tl.dot(q, tl.trans(k)) * (scale * LOG2E)  # [BQ, BK] in float32, in log2 units
+        scores = tl.where(key_ok[None, :], scores, float("-inf"))
+        new_max = tl.maximum(running_max, tl.max(scores, axis=1))
+        alpha = tl.exp2(running_max - new_max)
+        p = tl.exp2(scores - new_max[:, None])
+        total = total * alpha + tl.sum(p, axis=1)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])  # 16-bit weights: tensor cores again
+        running_max = new_max
+    tl.store(o_ptr + queries[:, None] * D + feats[None, :], acc / total[:, None], mask=query_ok[:, None])
+    # <<< solution
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, BQ: int = 128, BK: int = 64) -> torch.Tensor:
+    """One program per BQ queries."""
+    (n, d), t = q.shape, k.shape[0]
+    if d < 16 or d > 256 or d & (d - 1):
+        raise ValueError(f"D={d}: this kernel takes D a power of two from 16 to 256")
+    o = torch.empty((n, d), dtype=torch.float32, device=q.device)
+    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, D=d, BQ=BQ, BK=BK,
+                                            num_warps=8 if BQ >= 128 else 4, num_stages=2)
+    return o
