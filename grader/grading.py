@@ -233,6 +233,10 @@ def _check_outputs(puzzle: Puzzle, out, expected: list[torch.Tensor], device: st
 
 def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
              timeout: float | None = DEFAULT_TIMEOUT) -> CaseResult:
+    if device == "cpu" and case.half == torch.bfloat16 and not instrument.status()[0]:
+        return result_for(case, "skipped", "not run: triton's interpreter multiplies bfloat16 blocks wrongly in "
+                                           "tl.dot, and the grader's fix needs its hook (see the notice above); "
+                                           "a GPU grades this case")
     started = time.perf_counter()
     inputs, dims = make_inputs(puzzle.spec, case, seed)
     expected = reference(puzzle.spec, inputs)
@@ -363,7 +367,8 @@ def settle(puzzle: Puzzle, results: Iterable[CaseResult], start: int = 0) -> Ite
 def status_of(cases: list[CaseResult]) -> str:
     if any(c.reason == "not_started" for c in cases):
         return "not_started"
-    return "passed" if cases and all(c.passed for c in cases) else "failed"
+    # a skipped case fails only through the case that caused it (a timeout); alone it is no verdict
+    return "passed" if cases and all(c.passed or c.reason == "skipped" for c in cases) else "failed"
 
 
 def mode_notices(device: str) -> list[str]:

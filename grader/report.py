@@ -75,8 +75,11 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
     shown, same, first_message = 0, 0, None
     widths = (max(len(c.name) for c in result.cases), max(len(_where(c)) for c in result.cases))
     for case in result.cases:
-        lines.append(_case_line(case, ok if case.passed else bad, per_program, widths))
-        if case.passed:
+        skipped = case.reason == "skipped" and result.status == "passed"
+        lines.append(_case_line(case, "-" if skipped else ok if case.passed else bad, per_program, widths))
+        if skipped:
+            lines.append(f"      {case.message}")
+        if case.passed or skipped:
             continue
         if shown == 0 or verbose:
             lines += _details(case, per_program)
@@ -91,7 +94,9 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
     if result.status == "passed":
         following = BY_NUMBER.get(result.puzzle + 1)
         nxt = f" Next: puzzle {following.number}, {following.title}." if following else " That was the last one."
-        lines.append(f"  {star} Solved: all {total} cases pass ({result.mode}).{nxt}")
+        skips = sum(c.reason == "skipped" for c in result.cases)
+        cases = f"{total - skips} of {total} cases pass, {skips} skipped" if skips else f"all {total} cases pass"
+        lines.append(f"  {star} Solved: {cases} ({result.mode}).{nxt}")
     elif [c.name for c in result.cases] in (["import"], ["startup"]):
         lines.append(f"  Fix that, then run: {rerun}")
     else:
