@@ -10,7 +10,11 @@ medians (the L2 cache is flushed before each run):
 It reports microseconds, speed-up over eager, and GB/s of compulsory traffic (every input read
 once, every output written once) against a device-to-device copy measured in the same run. The
 floor is the traffic the puzzle's algorithm must move (compulsory plus its re-reads) over that
-copy bandwidth; "of floor" is floor time / measured time.
+copy bandwidth; "of floor" is floor time / measured time. For the tensor-core puzzles (a Bench
+with ``flops``) it also reports TFLOP/s against torch.matmul's float16 rate, measured in the same
+run, and the floor is the larger of the memory floor and the FLOPs at that rate.
+
+    python -m grader bench 11 12 13 --markdown bench.md --json bench.json --plot bench.png
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import functools
 import json
 import platform
 import sys
+from collections.abc import Iterator
 
 from . import env
 from .cases import as_list
 
 COPY_BYTES = 2 << 30  # large enough to defeat the 60 MB L2
+MATMUL_SIZE = 8192  # a float16 matmul this large runs at the tensor cores' sustained rate
 
 
 def _parser():
@@ -76,6 +82,15 @@ def exp2_rate() -> float:
     return x.numel() * repeat / seconds
 
 
+def matmul_rate() -> float:
+    """FLOP/s of torch.matmul on two 8192 x 8192 float16 matrices: the ceiling for the tensor-core puzzles."""
+    import torch
+
+    a, b = (torch.randn(MATMUL_SIZE, MATMUL_SIZE, dtype=torch.float16, device="cuda") for _ in range(2))
+    seconds = _median_us(lambda: torch.matmul(a, b)) * 1e-6
+    return 2 * MATMUL_SIZE**3 / seconds
+
+
 def _inputs(puzzle, size):
     """(inputs on the GPU, dims). `size` is a dict of dims, or a Case whose graph gives N and E.
     Values are uniform in [0, 1): positive, so a normaliser never sits near zero."""
@@ -109,21 +124,32 @@ def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
     return compulsory, compulsory + int(extra)
 
 
-def _close(ours, reference) -> bool:
+def _close(ours, reference, tolerance=(1e-3, 1e-5)) -> bool:
+    """Every output within rtol, and atol = a share of the reference's largest |value|: tolerance is
+    (rtol, atol share), the puzzle's Bench.close. A 16-bit result is compared in the reference's dtype."""
     import torch
 
+    rtol, atol_share = tolerance
     for mine, theirs in zip(as_list(ours), as_list(reference)):
         scale = theirs.abs().max().clamp_min(1e-30) if theirs.numel() else 1.0
-        if mine.shape != theirs.shape or not torch.allclose(mine, theirs, rtol=1e-3, atol=1e-5 * float(scale)):
+        if mine.shape != theirs.shape or not torch.allclose(mine.to(theirs.dtype), theirs, rtol=rtol,
+                                                            atol=atol_share * float(scale)):
             return False
     return True
 
 
-def _fastest(launcher, args, candidates, reference):
-    """(median µs, blocks, correct) of the fastest block setting that runs, or None."""
+def _failure(exc: Exception) -> str:
+    """A note for something that raised: its type and the first line of its message, table-safe."""
+    lines = str(exc).strip().splitlines()
+    message = f": {lines[0][:120]}" if lines else ""
+    return f"failed: {type(exc).__name__}{message}".replace("|", "/")
+
+
+def _fastest(launcher, args, candidates, reference, tolerance=(1e-3, 1e-5)):
+    """((median µs, blocks, correct) of the fastest setting that runs, or None; the failures, as notes)."""
     import torch
 
-    best = None
+    best, failures = None, []
     for blocks in candidates:
         try:
             out = launcher(*args, **blocks)
@@ -131,10 +157,44 @@ def _fastest(launcher, args, candidates, reference):
             us = _median_us(functools.partial(launcher, *args, **blocks))
         except Exception as exc:  # a setting this GPU cannot run (too many registers, ...): try the next
             print(f"  {blocks}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+            failures.append(_failure(exc))
             continue
         if best is None or us < best[0]:
-            best = (us, blocks, _close(out, reference))
-    return best
+            best = (us, blocks, _close(out, reference, tolerance))
+    return best, failures
+
+
+def _settings_note(blocks) -> str:
+    return ", ".join(f"{k}={v}" for k, v in blocks.items())
+
+
+def _time_baseline(name, baseline, inputs, reference, bench, use_compile) -> list[tuple]:
+    """(implementation, µs or None, note, correct) rows for one baseline: its fastest setting, then
+    inside a CUDA graph and compiled where the puzzle and the baseline ask for it."""
+    import torch
+
+    try:
+        prepared = baseline.prepare(inputs)
+    except Exception as exc:  # e.g. out of memory for a dense N x N mask
+        return [(name, None, _failure(exc), True)]
+    run = functools.partial(baseline.run, **prepared)
+    best, failures = _fastest(run, [], baseline.settings, reference, bench.close)
+    if best is None:
+        return [(name, None, failures[0], True)]
+    us, settings, correct = best
+    note = "; ".join(filter(None, [_settings_note(settings), baseline.note(prepared) if baseline.note else ""]))
+    timed = [(name, us, note, correct)]
+    if bench.cuda_graph:
+        timed.append((f"{name}, CUDA graph", _graph_us(functools.partial(run, **settings)), "", True))
+    if use_compile and baseline.compile:
+        try:
+            compiled_run = torch.compile(baseline.run, dynamic=False)
+            compiled_run(**prepared, **settings)
+            timed.append((f"{name}, torch.compile",
+                          _median_us(functools.partial(compiled_run, **prepared, **settings)), "", True))
+        except Exception as exc:
+            timed.append((f"{name}, torch.compile", None, _failure(exc), True))
+    return timed
 
 
 def _graph_us(fn) -> float | None:
@@ -148,111 +208,138 @@ def _graph_us(fn) -> float | None:
         return None
 
 
-def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_compile: bool) -> list[dict]:
+def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_compile: bool,
+               flop_rate: float | None = None) -> list[dict]:
     import torch
 
+    from .registry import Baseline
+
+    bench = puzzle.bench
     inputs, dims = _inputs(puzzle, size)
     args = list(inputs.values())
     reference = puzzle.spec(**inputs)
-    compulsory, moved = _traffic(inputs, as_list(reference), puzzle.bench.extra_reads)
+    compulsory, moved = _traffic(inputs, as_list(reference), bench.extra_reads)
     label = ", ".join(f"{k}={v}" for k, v in dims.items())
     if getattr(size, "name", None):  # a named Case, such as a batch of graphs
         label = f"{size.name} ({label})"
     timed = []  # (implementation, µs or None, note, correct)
-    best = _fastest(launcher, args, puzzle.bench.blocks, reference)
+    best, _ = _fastest(launcher, args, bench.blocks, reference, bench.close)
     if best is not None:
         blocks = best[1]
-        timed.append(("triton (ours)", best[0], ", ".join(f"{k}={v}" for k, v in blocks.items()), best[2]))
-        if puzzle.bench.cuda_graph:
+        timed.append(("triton (ours)", best[0], _settings_note(blocks), best[2]))
+        if bench.cuda_graph:
             timed.append(("triton (ours), CUDA graph", _graph_us(functools.partial(launcher, *args, **blocks)),
                           "", best[2]))
     module = sys.modules[launcher.__module__]
-    for name, wanted in puzzle.bench.variants.items():
+    for name, wanted in bench.variants.items():
         if wanted(dims):
             variant = getattr(module, name)
             try:
                 timed.append((f"triton ({name})", _median_us(functools.partial(variant, *args)), "",
-                              _close(variant(*args), reference)))
+                              _close(variant(*args), reference, bench.close)))
             except Exception as exc:
-                timed.append((f"triton ({name})", None, f"failed: {type(exc).__name__}", True))
+                timed.append((f"triton ({name})", None, _failure(exc), True))
     timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
-    if puzzle.bench.cuda_graph:
+    if bench.cuda_graph:
         timed.append(("eager PyTorch (spec), CUDA graph", _graph_us(lambda: puzzle.spec(**inputs)), "", True))
-    if use_compile:
+    if use_compile and bench.compile_spec:
         try:
             compiled = torch.compile(puzzle.spec, dynamic=False)
             compiled(**inputs)
             timed.append(("torch.compile (spec)", _median_us(lambda: compiled(**inputs)), "", True))
         except Exception as exc:
-            timed.append(("torch.compile (spec)", None, f"failed: {type(exc).__name__}", True))
-    for name, (prepare, run) in puzzle.bench.baselines.items():
-        prepared = prepare(inputs)
-        timed.append((name, _median_us(functools.partial(run, **prepared)), "", _close(run(**prepared), reference)))
-        if puzzle.bench.cuda_graph:
-            timed.append((f"{name}, CUDA graph", _graph_us(functools.partial(run, **prepared)), "", True))
-        if use_compile:
-            try:
-                compiled_run = torch.compile(run, dynamic=False)
-                compiled_run(**prepared)
-                timed.append((f"{name}, torch.compile", _median_us(functools.partial(compiled_run, **prepared)),
-                               "", True))
-            except Exception as exc:
-                timed.append((f"{name}, torch.compile", None, f"failed: {type(exc).__name__}", True))
-    for name, fn in puzzle.bench.library.items():
+            timed.append(("torch.compile (spec)", None, _failure(exc), True))
+    for name, entry in bench.baselines.items():
+        baseline = entry if isinstance(entry, Baseline) else Baseline(*entry)
+        timed += _time_baseline(name, baseline, inputs, reference, bench, use_compile)
+    for name, fn in bench.library.items():
         try:
-            timed.append((name, _median_us(functools.partial(fn, **inputs)), "", _close(fn(**inputs), reference)))
+            timed.append((name, _median_us(functools.partial(fn, **inputs)), "",
+                          _close(fn(**inputs), reference, bench.close)))
         except ImportError as exc:
             timed.append((name, None, f"not installed: {exc.name}", True))
+        except Exception as exc:
+            timed.append((name, None, _failure(exc), True))
 
-    rows = []
-    for impl, us, note, correct in timed:
-        row = {"puzzle": puzzle.number, "size": label, "impl": impl, "us": us, "note": note, "correct": correct,
-               "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
-               "floor_us": moved / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
-        if puzzle.bench.exps:  # compute-bound: the floor is the exponentials at the measured exp2 rate
-            row["floor_us"] = puzzle.bench.exps(dims) / exp_rate * 1e6
-            row["gexp_per_s"] = puzzle.bench.exps(dims) / (us * 1e-6) / 1e9 if us else None
-        rows.append(row)
-    return rows
+    size_note = bench.size_note(inputs) if bench.size_note else None
+    return [_row(puzzle, label, size_note, dims, timing, compulsory, moved, bandwidth, exp_rate, flop_rate)
+            for timing in timed]
 
 
-def bench_puzzle(puzzle, launcher, bandwidth: float, exp_rate: float, use_compile: bool) -> list[dict]:
+def _row(puzzle, label, size_note, dims, timing, compulsory, moved, bandwidth, exp_rate, flop_rate) -> dict:
+    impl, us, note, correct = timing
+    bench = puzzle.bench
+    row = {"puzzle": puzzle.number, "size": label, "impl": impl, "us": us, "note": note, "correct": correct,
+           "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
+           "floor_us": moved / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
+    if size_note is not None:
+        row["size_note"] = size_note
+    if bench.exps:  # compute-bound: the floor is the exponentials at the measured exp2 rate
+        row["floor_us"] = bench.exps(dims) / exp_rate * 1e6
+        row["gexp_per_s"] = bench.exps(dims) / (us * 1e-6) / 1e9 if us else None
+    if bench.flops:  # tensor cores: the floor is the FLOPs at torch.matmul's rate, or the traffic if longer
+        flops = bench.flops(dims)
+        row["flop_floor_us"] = flops / flop_rate * 1e6
+        row["floor_us"] = max(row["floor_us"], row["flop_floor_us"])
+        row["tflops"] = flops / (us * 1e-6) / 1e12 if us else None
+    return row
+
+
+def bench_puzzle(puzzle, launcher, bandwidth: float, exp_rate: float, use_compile: bool,
+                 flop_rate: float | None = None) -> Iterator[dict]:
+    """The rows of every size, yielded size by size."""
     import torch
 
-    rows = []
     for dims in puzzle.bench.sizes:
-        rows += bench_size(puzzle, launcher, dims, bandwidth, exp_rate, use_compile)
+        yield from bench_size(puzzle, launcher, dims, bandwidth, exp_rate, use_compile, flop_rate)
         torch.cuda.empty_cache()
-    return rows
 
 
 def markdown(rows: list[dict], header: dict) -> str:
+    rates = f"exp2 rate: {header['exp2_rate'] / 1e9:.0f} G/s."
+    if "matmul_flops" in header:
+        rates += (f" float16 matmul rate (torch.matmul, {MATMUL_SIZE}^3): "
+                  f"{header['matmul_flops'] / 1e12:.0f} TFLOP/s.")
     lines = [f"Device: {header['device']}; torch {header['torch']}, triton {header['triton']}, "
              f"numpy {header['numpy']}, Python {header['python']}; {header['date']}.",
-             f"Copy bandwidth (device-to-device, read + write): {header['copy_gbps']:.0f} GB/s. "
-             f"exp2 rate: {header['exp2_rate'] / 1e9:.0f} G/s.", ""]
+             f"Copy bandwidth (device-to-device, read + write): {header['copy_gbps']:.0f} GB/s. {rates}", ""]
     for number in dict.fromkeys(r["puzzle"] for r in rows):
         group = [r for r in rows if r["puzzle"] == number]
         compute_bound = "gexp_per_s" in group[0]
+        tensor_cores = "tflops" in group[0]
+        columns = 10 if tensor_cores else 8 if compute_bound else 9
         lines += [f"### Puzzle {number}", ""]
-        if compute_bound:
+        if tensor_cores:
+            lines += ["| size | implementation | median µs | vs eager | TFLOP/s | of matmul rate | GB/s | floor µs "
+                      "| of floor | note |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        elif compute_bound:
             lines += ["| size | implementation | median µs | vs eager | G exp/s | floor µs (exp2) | of floor | note |",
                       "|---|---|---:|---:|---:|---:|---:|---|"]
         else:
             lines += ["| size | implementation | median µs | vs eager | GB/s | of copy BW | floor µs | of floor "
                       "| note |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        sizes_seen = set()
         for r in group:
             eager = next(e["us"] for e in group if e["size"] == r["size"] and e["impl"].startswith("eager"))
             note = r["note"] + ("" if r["correct"] else " WRONG RESULT")
+            size = r["size"]
+            if r.get("size_note") and size not in sizes_seen:  # said once, on the size's first row
+                size = f"{size}; {r['size_note']}"
+            sizes_seen.add(r["size"])
             if r["us"] is None:
-                lines.append(f"| {r['size']} | {r['impl']} | — | | | | | {note} |")
+                cells = ["—"] + [""] * (columns - 4)
+            elif tensor_cores:
+                cells = [f"{r['us']:.1f}", f"{eager / r['us']:.2f}x", f"{r['tflops']:.0f}",
+                         f"{r['tflops'] * 1e12 / header['matmul_flops']:.0%}", f"{r['gbps']:.0f}",
+                         f"{r['floor_us']:.1f}", f"{r['floor_us'] / r['us']:.0%}"]
             elif compute_bound:
-                lines.append(f"| {r['size']} | {r['impl']} | {r['us']:.1f} | {eager / r['us']:.2f}x | "
-                             f"{r['gexp_per_s']:.0f} | {r['floor_us']:.1f} | {r['floor_us'] / r['us']:.0%} | {note} |")
+                cells = [f"{r['us']:.1f}", f"{eager / r['us']:.2f}x", f"{r['gexp_per_s']:.0f}", f"{r['floor_us']:.1f}",
+                         f"{r['floor_us'] / r['us']:.0%}"]
             else:
-                lines.append(f"| {r['size']} | {r['impl']} | {r['us']:.1f} | {eager / r['us']:.2f}x | "
-                             f"{r['gbps']:.0f} | {r['gbps'] * 1e9 / header['copy_bps']:.0%} | {r['floor_us']:.1f} | "
-                             f"{r['floor_us'] / r['us']:.0%} | {note} |")
+                cells = [f"{r['us']:.1f}", f"{eager / r['us']:.2f}x", f"{r['gbps']:.0f}",
+                         f"{r['gbps'] * 1e9 / header['copy_bps']:.0%}", f"{r['floor_us']:.1f}",
+                         f"{r['floor_us'] / r['us']:.0%}"]
+            lines.append("| " + " | ".join([size, r["impl"], *cells, note]) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -275,6 +362,8 @@ def plot(rows: list[dict], path: str) -> None:
         sizes = list(dict.fromkeys(r["size"] for r in group))
         labels = [size.split(" (")[0] if " (" in size else "x".join(p.split("=")[1] for p in size.split(", "))
                   for size in sizes]
+        if len(set(labels)) < len(labels):  # one graph at several sizes: keep the dims under the name
+            labels = [size.replace(" (", "\n(") for size in sizes]
         impls = list(dict.fromkeys(r["impl"] for r in group))
         width = 0.8 / len(impls)
         for i, impl in enumerate(impls):
@@ -311,13 +400,24 @@ def main(argv: list[str]) -> int:
               "numpy": env.versions()["numpy"], "python": platform.python_version(),
               "date": datetime.date.today().isoformat(), "copy_bps": bandwidth, "copy_gbps": bandwidth / 1e9,
               "exp2_rate": exp_rate}
+    flop_rate = None
+    if any(p.bench is not None and p.bench.flops for p in puzzles):
+        flop_rate = header["matmul_flops"] = matmul_rate()
     rows = []
-    for puzzle in puzzles:
-        if puzzle.bench is None:
-            print(f"puzzle {puzzle.number} has no benchmark", file=sys.stderr)
-            continue
-        launcher = loader.load_launcher(puzzle, args.impl, args.file)
-        rows += bench_puzzle(puzzle, launcher, bandwidth, exp_rate, not args.no_compile)
+    try:
+        for puzzle in puzzles:
+            if puzzle.bench is None:
+                print(f"puzzle {puzzle.number} has no benchmark", file=sys.stderr)
+                continue
+            launcher = loader.load_launcher(puzzle, args.impl, args.file)
+            for row in bench_puzzle(puzzle, launcher, bandwidth, exp_rate, not args.no_compile, flop_rate):
+                rows.append(row)
+    finally:  # a run that dies part way (a CUDA fault is fatal to the process) still writes the sizes it finished
+        _write(rows, header, args)
+    return 0
+
+
+def _write(rows: list[dict], header: dict, args) -> None:
     text = markdown(rows, header)
     print(text)
     if args.markdown:
@@ -326,6 +426,5 @@ def main(argv: list[str]) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header, "rows": rows}, f, indent=1)
-    if args.plot:
+    if args.plot and rows:
         plot(rows, args.plot)
-    return 0

@@ -1,0 +1,218 @@
+"""The benchmark's baselines and tables, checked on the CPU: puzzle 13's CSR kernel (in the interpreter),
+its unfused PyTorch path and FlexAttention's mask against the spec, and the Markdown of every kind of table.
+
+The timings themselves need a GPU (`python -m grader bench 11 12 13`); here `bench_size` runs with the
+timer replaced, so everything but the clock is exercised. Run: `python -m pytest tests/test_baselines.py -q`.
+"""
+
+import dataclasses
+import warnings
+
+import pytest
+import torch
+
+from grader import bench, graphs, loader, registry, specs
+from grader.cases import Case, make_inputs, reference
+
+pytestmark = pytest.mark.puzzle13
+
+SPARSE = registry.find(13)
+CSR = next(b for name, b in SPARSE.bench.baselines.items() if "CSR" in name)
+
+
+def _inputs(build, d=64, fill=None):
+    case = Case("baseline", dict(D=d), graph=build, **({"fill": fill} if fill else {}))
+    return make_inputs(specs.sparse_attention, case, seed=0)[0]
+
+
+GRAPHS = [
+    pytest.param(lambda g: graphs.molecules(1, g), 64, id="a molecule, D=64"),
+    pytest.param(lambda g: graphs.with_isolated(graphs.molecules(1, g), 9), 16, id="rows with no neighbour, D=16"),
+    pytest.param(lambda g: graphs.with_self_loops(graphs.with_duplicates(graphs.molecules(1, g), 40, g), 10, g), 64,
+                 id="duplicate edges and self loops, D=64"),
+    pytest.param(lambda g: graphs.with_hub(graphs.random_graph(40, 3, g), 0.6, g, hub=5), 32,
+                 id="a hub row of many steps, D=32"),
+]
+
+
+@pytest.mark.parametrize("build, d", GRAPHS)
+def test_csr_kernel_matches_the_spec_at_every_launch_setting(build, d):
+    inputs = _inputs(build, d)
+    expected = reference(specs.sparse_attention, inputs)[0]
+    prepared = CSR.prepare(inputs)
+    # num_warps means nothing to the interpreter: one setting per BLOCK_E, and 4, where most rows take several steps.
+    for settings in {s["BLOCK_E"]: s for s in (*CSR.settings, dict(BLOCK_E=4, num_warps=1))}.values():
+        out = CSR.run(**prepared, **settings)
+        assert out.dtype == torch.float32
+        worst = (out.double() - expected).abs().max().item()
+        assert torch.allclose(out.double(), expected, rtol=1e-4, atol=1e-5), f"{settings}: off by up to {worst:.3g}"
+
+
+def test_csr_kernel_rescales_when_the_max_arrives_late():
+    """k grows with the column, so each row's max sits in its last block of neighbours."""
+    keys = lambda name, shape, gen: torch.linspace(-4, 4, shape[0], dtype=torch.float64)[:, None].expand(shape)
+    inputs = _inputs(lambda g: graphs.banded(60, 20, g, width=24), 32,
+                     fill=lambda name, shape, gen: keys(name, shape, gen) if name == "k" else
+                     0.5 + torch.rand(shape, generator=gen, dtype=torch.float64))
+    out = CSR.run(**CSR.prepare(inputs), BLOCK_E=4)
+    assert torch.allclose(out.double(), reference(specs.sparse_attention, inputs)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_csr_kernel_leaves_rows_with_no_neighbour_at_zero():
+    inputs = _inputs(lambda g: graphs.with_isolated(graphs.molecules(1, g), 9), 16)
+    out = CSR.run(**CSR.prepare(inputs))
+    assert torch.equal(out[-9:], torch.zeros(9, 16))
+
+
+@pytest.mark.parametrize("build, d", GRAPHS[:3])
+def test_unfused_pytorch_matches_the_spec(build, d):
+    inputs = _inputs(build, d)
+    unfused = registry._unfused_attention(**registry._bsb_edges_kept(inputs))
+    expected = reference(specs.sparse_attention, inputs)[0]
+    assert unfused.dtype == torch.float32
+    assert bench._close(unfused, expected.float(), SPARSE.bench.close)
+    assert torch.allclose(unfused.double(), expected, rtol=1e-2, atol=1e-2)  # float16 products
+
+
+def test_flex_attention_mask_reads_the_adjacency_the_right_way_round():
+    """The block mask from the BSB, run through FlexAttention's eager path (the GPU runs it compiled)."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    from grader import baselines
+
+    inputs = _inputs(lambda g: graphs.with_isolated(graphs.power_law(150, 600, g), 7), 16)
+    prepared = baselines.flex_from_bsb({k: v.float() if v.is_floating_point() else v for k, v in inputs.items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "flex_attention called without torch.compile"
+        out = flex_attention(prepared["q"], prepared["k"], prepared["v"], block_mask=prepared["block_mask"])[0, 0]
+    assert torch.allclose(out.double(), reference(specs.sparse_attention, inputs)[0], rtol=1e-4, atol=1e-5)
+    assert baselines.flex_blocks_note(prepared) == "100.0% of 128x128 blocks computed"  # 157 nodes: 2 x 2 blocks
+
+
+def test_close_compares_a_float16_result_in_the_references_dtype():
+    expected = torch.rand(50, 8) + 0.5
+    assert bench._close(expected.half(), expected, registry.HALF_CLOSE)
+    assert not bench._close(expected.half(), expected, (1e-5, 1e-7))
+    assert not bench._close(expected * 1.1, expected, registry.HALF_CLOSE)
+    assert not bench._close(torch.full_like(expected, torch.nan), expected, registry.HALF_CLOSE)
+
+
+# -- Markdown -----------------------------------------------------------------------------------------------
+
+HEADER = dict(device="GPU", torch="2", triton="3", numpy="2", python="3.12", date="today", copy_bps=4e12,
+              copy_gbps=4000.0, exp2_rate=2e12, matmul_flops=800e12)
+
+
+def _row(puzzle, size, impl, us, note="", correct=True, **extra):
+    return dict(puzzle=puzzle, size=size, impl=impl, us=us, note=note, correct=correct,
+                gbps=1e3 if us else None, floor_us=10.0, compulsory_us=5.0, **extra)
+
+
+def _table(text: str, number: int) -> list[list[str]]:
+    """The cells of puzzle `number`'s table, header row first."""
+    block = text.split(f"### Puzzle {number}\n\n")[1].split("\n\n")[0]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in block.splitlines() if line]
+
+
+def test_markdown_shows_tflops_and_the_share_of_the_matmul_rate():
+    rows = [_row(11, "M=64", "triton (ours)", 100.0, "BM=128", tflops=400.0, flop_floor_us=50.0),
+            _row(11, "M=64", "eager PyTorch (spec)", 400.0, tflops=100.0, flop_floor_us=50.0),
+            _row(11, "M=64", "torch.matmul (float16)", 80.0, correct=False, tflops=500.0, flop_floor_us=50.0),
+            _row(11, "M=64", "torch.compile (spec)", None, "failed: RuntimeError", tflops=None, flop_floor_us=50.0)]
+    text = bench.markdown(rows, HEADER)
+    assert "float16 matmul rate (torch.matmul, 8192^3): 800 TFLOP/s" in text
+    table = _table(text, 11)
+    assert "TFLOP/s" in table[0] and "of matmul rate" in table[0]
+    assert all(len(line) == len(table[0]) for line in table), table
+    ours = dict(zip(table[0], table[2]))
+    assert ours["TFLOP/s"] == "400" and ours["of matmul rate"] == "50%" and ours["vs eager"] == "4.00x"
+    assert "WRONG RESULT" in table[4][-1] and table[5][-1] == "failed: RuntimeError"
+
+
+def test_markdown_of_a_sparse_row_gives_the_fill_note_once_per_size():
+    size = "random (D=64, N=16384, E=524288)"
+    rows = [_row(13, size, "triton (ours)", 40.0, size_note="fill 6.3%, 32.1 TCBs/window"),
+            _row(13, size, "eager PyTorch (spec)", 2000.0, size_note="fill 6.3%, 32.1 TCBs/window"),
+            _row(13, size, "FlexAttention (dense adjacency mask_mod)", 300.0, "100.0% of 128x128 blocks computed",
+                 correct=False, size_note="fill 6.3%, 32.1 TCBs/window")]
+    text = bench.markdown(rows, {k: v for k, v in HEADER.items() if k != "matmul_flops"})
+    table = _table(text, 13)
+    assert "GB/s" in table[0] and "of copy BW" in table[0] and "TFLOP/s" not in table[0]
+    assert all(len(line) == len(table[0]) for line in table), table
+    assert table[2][0] == f"{size}; fill 6.3%, 32.1 TCBs/window" and table[3][0] == table[4][0] == size
+    assert table[4][-1] == "100.0% of 128x128 blocks computed WRONG RESULT"
+    assert "matmul rate" not in text
+
+
+# -- bench_size without a GPU: the clock and the inputs' device replaced ----------------------------------------
+
+@pytest.fixture
+def cpu_bench(monkeypatch):
+    """bench_size on CPU inputs with a fake clock (µs is the call's position, so the first setting wins) and
+    torch.compile as the identity."""
+    calls = iter(range(1, 10_000))
+    monkeypatch.setattr(bench, "_median_us", lambda fn: (fn(), float(next(calls)))[1])
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch, "compile", lambda fn, **options: fn)  # inductor on the CPU takes many seconds
+    monkeypatch.setattr(bench, "_inputs", lambda puzzle, size: make_inputs(
+        puzzle.spec, size if isinstance(size, Case) else Case("bench", size), seed=0))
+    from grader import baselines
+
+    monkeypatch.setattr(baselines, "_compiled_flex_attention", lambda: _eager_flex)
+    return bench
+
+
+def _eager_flex(q, k, v, block_mask):
+    from torch.nn.attention.flex_attention import flex_attention
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return flex_attention(q.float(), k.float(), v.float(), block_mask=block_mask).to(q.dtype)
+
+
+def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_bench):
+    size = Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40))
+    launcher = loader.load_launcher(SPARSE, "solutions")
+    rows = cpu_bench.bench_size(SPARSE, launcher, size, 4e12, 2e12, use_compile=True)
+    csr, unfused, flex = SPARSE.bench.baselines
+    # The spec is not compiled (compile_spec=False), nor are the CSR kernel and FlexAttention (compile=False).
+    assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", csr, unfused,
+                                         f"{unfused}, torch.compile", flex]
+    assert all(r["correct"] for r in rows), [(r["impl"], r["note"]) for r in rows if not r["correct"]]
+    assert all(r["size_note"].startswith("fill ") and "TCBs/window" in r["size_note"] for r in rows)
+    by_impl = {r["impl"]: r for r in rows}
+    assert by_impl["Triton CSR, CUDA cores (one program per row)"]["note"] == "BLOCK_E=16, num_warps=1"
+    assert "of 128x128 blocks computed" in by_impl["FlexAttention (dense adjacency mask_mod)"]["note"]
+
+
+def test_bench_size_of_puzzle_11_reports_tflops(cpu_bench):
+    matmul = registry.find(11)
+    puzzle = dataclasses.replace(matmul, bench=dataclasses.replace(matmul.bench, blocks=(dict(BM=32, BN=32, BK=16),)))
+    rows = cpu_bench.bench_size(puzzle, loader.load_launcher(matmul, "solutions"), dict(M=40, K=24, N=32), 4e12, 2e12,
+                                use_compile=False, flop_rate=1e12)
+    assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", "torch.matmul (float16)"]
+    flops = 2 * 40 * 24 * 32
+    assert rows[0]["tflops"] == pytest.approx(flops / 1e-6 / 1e12) and rows[0]["correct"] and rows[2]["correct"]
+    assert rows[0]["floor_us"] == max(rows[0]["flop_floor_us"], rows[0]["compulsory_us"]) == flops / 1e12 * 1e6
+
+
+def test_a_baseline_that_raises_is_reported_not_fatal(cpu_bench):
+    def broken(**kwargs):
+        raise RuntimeError("index out of range\nmore text")
+
+    puzzle = dataclasses.replace(SPARSE, bench=dataclasses.replace(
+        SPARSE.bench, baselines={"broken": registry.Baseline(registry._bsb_edges_kept, broken, compile=False)}))
+    rows = cpu_bench.bench_size(puzzle, loader.load_launcher(SPARSE, "solutions"),
+                                Case("empty", dict(D=16), graph=lambda g: graphs.empty(20)), 4e12, 2e12, False)
+    assert rows[-1]["impl"] == "broken" and rows[-1]["us"] is None
+    assert rows[-1]["note"] == "failed: RuntimeError: index out of range"
+
+
+def test_plot_draws_tensor_core_and_sparse_puzzles(tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = [_row(11, "M=64, K=64, N=64", "triton (ours)", 10.0, tflops=1.0),
+            _row(11, "M=64, K=64, N=64", "torch.compile (spec)", None, "failed: E", tflops=None),
+            *[_row(13, f"random ({n})", impl, us, size_note="fill 6.2%") for n in ("N=16384", "N=65536")
+              for impl, us in (("triton (ours)", 40.0), ("eager PyTorch (spec)", 900.0))]]
+    bench.plot(rows, str(tmp_path / "bench.png"))
+    assert (tmp_path / "bench.png").stat().st_size > 0
