@@ -99,17 +99,19 @@ class NoAtomics:
 
 @dataclass(frozen=True)
 class Dots:
-    """At least `least` tl.dot calls in all, a formula in the case's sizes and `programs` ("2*num_tcb"):
-    the products must run on tensor cores, not as broadcast multiplies and sums."""
-    least: str
+    """tl.dot does at least `work` multiply-adds in all, a formula in the case's sizes ("2*N*T*D"): the
+    products must run on tensor cores, not as broadcast multiplies and sums. Counting work rather than
+    calls means one product on tensor cores cannot stand in for two. A dot of a partial block counts in
+    full, so the formula is the work without padding, a floor any block size reaches."""
+    work: str
     lesson: str = ""
 
     def describe(self) -> str:
-        return f"at least {self.least} tl.dot calls"
+        return f"tl.dot does at least {self.work} multiply-adds"
 
     def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
-        least = eval(self.least, {"__builtins__": {}}, {**dims, "programs": recorder.programs})
-        if recorder.dots >= least:
+        least = eval(self.work, {"__builtins__": {}}, dict(dims))
+        if recorder.dot_work >= least:
             return None
-        return (f"over budget: the kernel called tl.dot {recorder.dots} times, the budget asks for at least "
-                f"{self.least} = {least}. {self.lesson}").rstrip()
+        return (f"over budget: tl.dot did {recorder.dot_work / least:.0%} of the multiply-adds ({recorder.dot_work} "
+                f"of {self.work} = {least}, in {recorder.dots} calls). {self.lesson}").rstrip()

@@ -157,7 +157,9 @@ def _rows_off_by_a_factor(yours64, expected, bad):
         return False
     rows = bad.all(dim=1)
     ratio = (yours64 / expected)[rows]
-    return bool(torch.isfinite(ratio).all()) and bool(((ratio - ratio[:, :1]).abs() <= 1e-3 * ratio[:, :1].abs()).all())
+    if not torch.isfinite(ratio).all() or (ratio[:, :1] == 0).any():  # rows of zeros: no normaliser at fault
+        return False
+    return bool(((ratio - ratio[:, :1]).abs() <= 1e-3 * ratio[:, :1].abs()).all())
 
 
 def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, diagnosis: Diagnosis,

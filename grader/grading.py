@@ -354,7 +354,14 @@ class PuzzleResult:
 def settle(puzzle: Puzzle, results: Iterable[CaseResult], start: int = 0) -> Iterator[CaseResult]:
     """Pass results (for cases start, start+1, ...) through, stopping where more cases would tell
     nothing new: after a not-started case, and (marking the rest skipped) after a timeout."""
+    started = False
     for index, result in enumerate(results, start):
+        if result.reason == "not_started" and (started or index > 0):
+            # Earlier cases ran: storing nothing here is a bug of this case (say, an empty graph), not a stub.
+            result.reason = "never_written"
+            result.message = ("your kernel stored nothing in this case, though earlier cases ran: every output "
+                              "element must be written, also where there is nothing to sum (write zeros)")
+        started = True
         yield result
         if result.reason == "not_started":
             return

@@ -332,7 +332,7 @@ def to_bsb(row_ptr, col_idx) -> BSB:
     row_ptr = _check_pointer("row_ptr", row_ptr)
     num_rows = row_ptr.numel() - 1
     _check_count("row_ptr", row_ptr, "col_idx", col_idx)
-    col_idx = _check_index("col_idx", col_idx, upper=max(num_rows, 1) if col_idx.numel() else None)
+    col_idx = _check_index("col_idx", col_idx, upper=num_rows)  # an empty col_idx has nothing to check
     num_windows = -(-num_rows // WINDOW)
     rows, cols = _expand(row_ptr).long(), col_idx.long()
     width = max(num_rows, 1)

@@ -15,8 +15,9 @@ What the wrappers do while a ``Recorder`` is active:
 - give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
   as undefined as they are on a GPU, where the interpreter would quietly give 0;
 - hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects);
-- count ``tl.dot`` calls, hold them to the GPU's smallest size (every dimension at least 16), and
-  give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their raw bits).
+- count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
+  least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
+  raw bits).
 
 On a triton version we have not tested, ``status()`` says so and the grader falls back to
 checking values only.
@@ -111,6 +112,7 @@ class Recorder:
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
+        self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
         self.launches: list[str] = []
 
     # -- regions ----------------------------------------------------------------------
@@ -364,6 +366,7 @@ def _wrap_dot(original):
                               f"(the interpreter would run it, the GPU compiler would not)\n  at {where}: {code}")
         if _active is not None:
             _active.dots += 1
+            _active.dot_work += int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
         return original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
     return wrapper
 

@@ -33,9 +33,27 @@ class Bench:
     # Other launchers in the solution file worth timing, each with the sizes it is run at (a test on dims).
     variants: Mapping[str, Callable[[Mapping[str, int]], bool]] = field(default_factory=dict)
     cuda_graph: bool = False  # also time inside a CUDA graph: for problems near the launch overhead
-    # PyTorch as a practitioner writes it: name -> (prepare, run). prepare (untimed) turns the inputs into
-    # that code's own format, e.g. COO destinations kept from preprocessing; run is timed eager and compiled.
-    baselines: Mapping[str, tuple[Callable, Callable]] = field(default_factory=dict)
+    # What a practitioner writes instead: name -> Baseline, or (prepare, run) for a Baseline with its defaults.
+    baselines: Mapping[str, Baseline | tuple[Callable, Callable]] = field(default_factory=dict)
+    flops: Callable[[Mapping[str, int]], int] | None = None  # for tensor-core puzzles: floor at the fp16 matmul rate
+    # A result counts as correct within rtol, and atol = this share of the reference's largest |value|.
+    close: tuple[float, float] = (1e-3, 1e-5)  # (rtol, atol share): float32 puzzles
+    compile_spec: bool = True  # also time the spec under torch.compile
+    size_note: Callable[[Mapping], str] | None = None  # a note on each size from its inputs, shown in the table
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Code a practitioner would use instead, as the benchmark times it.
+
+    prepare (untimed) turns the inputs into that code's own format, e.g. COO destinations kept from
+    preprocessing, and returns run's keyword arguments; run is timed at each launch setting.
+    """
+    prepare: Callable[[Mapping], Mapping]
+    run: Callable
+    settings: tuple[Mapping[str, int], ...] = ({},)  # extra keyword arguments of run; the fastest is reported
+    compile: bool = True  # also time run under torch.compile (pointless for a Triton kernel, or code that compiles)
+    note: Callable[[Mapping], str] | None = None  # a note from prepare's result, e.g. how many blocks are computed
 
 
 @dataclass(frozen=True)
@@ -436,6 +454,36 @@ MATMUL_CASES = (
 )
 
 
+def _near(yours: torch.Tensor, candidate: torch.Tensor, scale, rtol: float = 1e-2) -> bool:
+    """Within rtol * scale of a known wrong answer, element by element. Chapter 4 rounds the weights p to
+    16 bits before the second tl.dot, so _matches' 1e-4 would never recognise a mistake there."""
+    close = ((yours - candidate).abs() <= rtol * scale) | (yours == candidate)
+    return bool((close | (yours.isnan() & candidate.isnan())).all())
+
+
+def _short_of_k(i, z, b):
+    """The loop over K stopped before the last, partial step."""
+    a, w = i["a"], i["b"]
+    whole = a.shape[1] // b["BK"] * b["BK"]
+    return whole < a.shape[1] and _near(z, a[:, :whole] @ w[:whole], a.abs() @ w.abs(), rtol=1e-4)
+
+
+def _rounded_to_16_bits(i, z, b):
+    """Errors of 16-bit rounding (float16 keeps 11 bits), or inf where a sum passes float16's 65504."""
+    exact = i["a"] @ i["b"]
+    overflow = z.isinf() & (exact.abs() > 65504)
+    return bool(overflow.any()) or _near(z, exact, i["a"].abs() @ i["b"].abs(), rtol=5e-3)
+
+
+MATMUL_HINTS: tuple[PuzzleHint, ...] = (
+    (_short_of_k, "the last, partial step along K is missing: loop over all of K (tl.range(0, K, BK)); the "
+                  "descriptor pads the columns past K with zeros"),
+    (_rounded_to_16_bits, "errors the size of 16-bit rounding, or inf past 65504: keep the accumulator float32 "
+                          "(acc = tl.dot(a, b, acc) with a float32 acc) and the operands 16-bit (a float32 "
+                          "tl.dot runs as TF32 on the GPU)"),
+)
+
+
 def _with_abs(spec: Callable, name: str) -> Callable:
     """The spec with one input replaced by its magnitudes: for a weighted sum, sum_j w_j |v_j|."""
     def scale(inputs, expected):
@@ -443,20 +491,50 @@ def _with_abs(spec: Callable, name: str) -> Callable:
     return scale
 
 
-def _tiled_attention(q, k, v, block: int, rescale: bool = True):
-    """Puzzle 12's loop in float64, with or without the rescale (for the hints)."""
-    scores = q @ k.T / q.shape[-1] ** 0.5
+def _online_attention(q, steps, rescale: str = "both", zero_is_no_edge: bool = False):
+    """The online softmax of puzzles 12 and 13 in float64, one step per (k, v, allowed) block of keys;
+    allowed[i, j] says query i attends to key j. The options reproduce mistakes, for the hints: `rescale`
+    names the running sums rescaled when the max grows (both, total, none), and zero_is_no_edge drops
+    every score of exactly 0."""
     running_max = torch.full(q.shape[:1], -torch.inf, dtype=q.dtype)
     total, acc = torch.zeros_like(running_max), torch.zeros_like(q)
-    for start in range(0, k.shape[0], block):
-        chunk = scores[:, start:start + block]
-        new_max = torch.maximum(running_max, chunk.amax(dim=1))
-        alpha = torch.exp(running_max - new_max) if rescale else torch.ones_like(new_max)
-        weights = torch.exp(chunk - new_max[:, None])
-        total = total * alpha + weights.sum(dim=1)
-        acc = acc * alpha[:, None] + weights @ v[start:start + block]
+    for k, v, allowed in steps:
+        scores = q @ k.T / q.shape[-1] ** 0.5
+        scores = torch.where(allowed & (scores != 0) if zero_is_no_edge else allowed, scores, -torch.inf)
+        new_max = torch.maximum(running_max, scores.amax(dim=1))
+        base = torch.where(new_max == -torch.inf, 0, new_max)  # a row with nothing allowed so far
+        alpha = torch.exp(running_max - base)
+        weights = torch.exp(scores - base[:, None])
+        total = (total if rescale == "none" else total * alpha) + weights.sum(dim=1)
+        acc = (acc * alpha[:, None] if rescale == "both" else acc) + weights @ v
         running_max = new_max
-    return acc / total[:, None]
+    return acc / torch.where(total > 0, total, 1)[:, None]
+
+
+def _tiled_attention(i, blocks, **mistakes):
+    """Puzzle 12's loop: all queries against BK keys at a time."""
+    q, k, v, block = i["q"], i["k"], i["v"], blocks["BK"]
+    everything = torch.ones(q.shape[0], block, dtype=torch.bool)
+    steps = ((k[s:s + block], v[s:s + block], everything[:, :k.shape[0] - s]) for s in range(0, k.shape[0], block))
+    return _online_attention(q, steps, **mistakes)
+
+
+def _window_attention(i, blocks, **mistakes):
+    """Puzzle 13's loop: each window's 16 rows against its TCBs, one at a time (there are no blocks to choose)."""
+    q, window_ptr, slots = i["q"], i["window_ptr"].tolist(), torch.arange(graphs.TCB_COLS)
+    out = torch.zeros_like(q)
+    for w in range(len(window_ptr) - 1):
+        rows = slice(graphs.WINDOW * w, graphs.WINDOW * (w + 1))
+        height = q[rows].shape[0]
+        steps = ((i["k"][i["tcb_col"][t].long()], i["v"][i["tcb_col"][t].long()],
+                  (i["tcb_mask"][t, :height, None].long() >> slots) & 1 == 1) for t in range(*window_ptr[w:w + 2]))
+        out[rows] = _online_attention(q[rows], steps, **mistakes)
+    return out
+
+
+def _v_size(i) -> float:
+    """The size of an output's terms: the largest |v|. 16-bit weights p are off by up to 2^-8 of it."""
+    return float(i["v"].abs().max()) if i["v"].numel() else 0.0
 
 
 def _unscaled(spec: Callable) -> Callable:
@@ -466,13 +544,27 @@ def _unscaled(spec: Callable) -> Callable:
     return run
 
 
+def _padded_keys_scored_0(i, block: int):
+    """Attention as computed when the keys past T, loaded as 0 (and their v as 0), score 0 instead of -inf."""
+    padding = -i["k"].shape[0] % block
+    return specs.attention(i["q"], *(torch.nn.functional.pad(i[name], (0, 0, 0, padding)) for name in "kv"))
+
+
 _SCALE_HINT = "the scores miss the 1 / sqrt(D) scale: multiply q . k by the `scale` argument before the softmax"
+_RESCALE_HINT = "the sums are not rescaled: when a row's max grows from m to m', multiply l and acc by exp(m - m')"
+
+
+def _not_rescaled(loop):
+    """A hint's test: the output is `loop`'s with acc, or acc and l, never rescaled."""
+    return lambda i, z, b: any(_near(z, loop(i, b, rescale=r), _v_size(i)) for r in ("none", "total"))
+
 
 ATTENTION_TILE_HINTS: tuple[PuzzleHint, ...] = (
-    (lambda i, z, b: _matches(z, _unscaled(specs.attention)(i)), _SCALE_HINT),
-    (lambda i, z, b: i["k"].shape[0] > b["BK"] and _matches(z, _tiled_attention(i["q"], i["k"], i["v"], b["BK"],
-                                                                                 rescale=False)),
-     "the sums are not rescaled: when a row's max grows from m to m', multiply l and acc by exp(m - m')"),
+    (lambda i, z, b: _near(z, _unscaled(specs.attention)(i), _v_size(i)), _SCALE_HINT),
+    (lambda i, z, b: i["k"].shape[0] % b["BK"] != 0 and _near(z, _padded_keys_scored_0(i, b["BK"]), _v_size(i)),
+     "keys past T count in the sums: their scores must be -inf, not the 0 that a masked load gives, so that "
+     "exp adds nothing for them"),
+    (lambda i, z, b: i["k"].shape[0] > b["BK"] and _not_rescaled(_tiled_attention)(i, z, b), _RESCALE_HINT),
 )
 
 _increasing_keys = per_input(q=_uniform(0.5, 1.5), k=rows(lambda i, n, g: torch.full((n,), -3.0 + 0.05 * i),
@@ -564,8 +656,20 @@ SPARSE_ATTENTION_CASES = (
                  half=torch.bfloat16),
 )
 
+def _neighbours_lost(i, z, b) -> bool:
+    """Some row with a neighbour came out all 0: every weight exp(s - m) underflowed."""
+    return bool(((z == 0).all(dim=1) & (specs.sparse_attention(**i) != 0).any(dim=1)).any())
+
+
 SPARSE_ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
-    (lambda i, z, b: _matches(z, _unscaled(specs.sparse_attention)(i)), _SCALE_HINT),
+    (lambda i, z, b: _near(z, _unscaled(specs.sparse_attention)(i), _v_size(i)), _SCALE_HINT),
+    (_not_rescaled(_window_attention), _RESCALE_HINT),
+    (lambda i, z, b: _near(z, _window_attention(i, b, zero_is_no_edge=True), _v_size(i)),
+     "edges whose score is exactly 0 were dropped: a score of 0 is a real score (here q or k is 0); tell "
+     "edges from non-edges by the bitmap, never by the score's value"),
+    (_neighbours_lost, "rows that have neighbours came out 0: every weight exp(s - m) underflowed, so m stood far "
+                       "above the row's real scores. Start the running max at -inf, and set non-edges to -inf "
+                       "before the max (a non-edge can score far above the real neighbours)"),
 )
 
 # -- GPU benchmarks (python -m grader bench) ----------------------------------------------------------
@@ -647,9 +751,89 @@ def _pyg_gather(v_scaled, score, col_ptr, edge_id):
     return _pyg_scatter(v_scaled, score, dst, col_ptr.numel() - 1)
 
 
-MATMUL_BENCH = None  # filled in below by the benchmark work of issue 4
-ATTENTION_BENCH = None
-SPARSE_ATTENTION_BENCH = None
+# Chapter 4: float16 inputs. Library results come back in float16 (about 1e-3 relative rounding) and
+# the kernels round their operands to float16; a wrong answer is off by far more than 2% of the scale.
+HALF_CLOSE = (2e-2, 2e-2)
+
+MATMUL_BENCH = Bench(
+    sizes=(dict(M=4096, K=4096, N=4096), dict(M=8192, K=8192, N=8192),
+           dict(M=4000, K=4096, N=4040)),  # no multiple of 128 in M or N: partial blocks at the edges
+    blocks=(dict(BM=128, BN=128, BK=64), dict(BM=128, BN=256, BK=64), dict(BM=64, BN=128, BK=64),
+            dict(BM=128, BN=128, BK=32)),
+    library={"torch.matmul (float16)": lambda a, b: torch.matmul(a, b)},
+    flops=lambda d: 2 * d["M"] * d["N"] * d["K"], close=HALF_CLOSE)
+
+
+def _sdpa_heads(q, k, v):
+    """Tiled attention as PyTorch's fused attention sees it: batch 1, one head, [1, 1, N, D]."""
+    return torch.nn.functional.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None])[0, 0]
+
+
+ATTENTION_BENCH = Bench(
+    sizes=(dict(N=4096, T=4096, D=64), dict(N=16384, T=16384, D=64), dict(N=8192, T=8192, D=128)),
+    blocks=(dict(BQ=128, BK=64), dict(BQ=128, BK=128), dict(BQ=64, BK=64), dict(BQ=64, BK=128)),
+    library={"scaled_dot_product_attention": _sdpa_heads},
+    flops=lambda d: 4 * d["N"] * d["T"] * d["D"],  # two products of N x T x D multiply-adds
+    close=HALF_CLOSE)
+
+
+def _from_baselines(name: str) -> Callable:
+    """A function of grader/baselines.py, imported when first called: that module imports triton, and the
+    registry is imported before the grader decides whether TRITON_INTERPRET is set."""
+    def call(*args, **kwargs):
+        from . import baselines
+
+        return getattr(baselines, name)(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def _bsb_edges_kept(inputs):
+    """The BSB decoded once into (row, neighbour) pairs, untimed: the edge list a message-passing layer keeps."""
+    rows, cols = graphs.bsb_edges(inputs["window_ptr"], inputs["tcb_col"], inputs["tcb_mask"])
+    return {"q": inputs["q"], "k": inputs["k"], "v": inputs["v"], "rows": rows, "cols": cols}
+
+
+def _unfused_attention(q, k, v, rows, cols):
+    """Sparse attention as PyG-style message passing: gather both ends of every edge, a scatter softmax
+    (max, exp, sum, each a scatter over rows), then index_add_ of the weighted values. Products in the
+    inputs' 16-bit type, sums in float32."""
+    scores = (q[rows] * k[cols]).sum(-1, dtype=torch.float32) * q.shape[-1] ** -0.5
+    row_max = scores.new_full(q.shape[:1], -torch.inf).scatter_reduce(0, rows, scores, "amax")
+    weights = torch.exp(scores - row_max[rows])
+    total = torch.zeros_like(row_max).index_add_(0, rows, weights)
+    weights = weights / total[rows]  # every row that has an edge has total >= 1
+    return scores.new_zeros(q.shape).index_add_(0, rows, weights[:, None] * v[cols])
+
+
+def _bsb_note(inputs) -> str:
+    stats = graphs.bsb_stats(graphs.BSB(*(inputs[name].cpu() for name in graphs.BSB._fields)))
+    return f"fill {stats.fill:.1%}, {stats.tcbs / max(stats.windows, 1):.1f} TCBs/window"
+
+
+def _sparse_bench_sizes(n: int) -> tuple[Case, ...]:
+    """Three graphs of about n nodes with d=64: no locality, a band, and a batch of small molecules."""
+    return (Case("random, 32 neighbours", dict(D=64), graph=lambda g: graphs.random_graph(n, 32, g)),
+            Case("banded, 32 neighbours within 32", dict(D=64), graph=lambda g: graphs.banded(n, 32, g, width=32)),
+            Case(f"molecules, batch {n // 100}", dict(D=64),
+                 graph=lambda g: graphs.molecules(n // 100, g, nodes=100, in_degree=10)))
+
+
+SPARSE_ATTENTION_BENCH = Bench(
+    sizes=(*_sparse_bench_sizes(16384), *_sparse_bench_sizes(65536)),
+    blocks=({},),  # the launcher has no block sizes: 16 x 16 tiles are the format
+    close=HALF_CLOSE, size_note=_bsb_note,
+    compile_spec=False,  # the spec decodes the BSB with data-dependent sizes: nothing for the compiler to fuse
+    baselines={
+        "Triton CSR, CUDA cores (one program per row)": Baseline(
+            _from_baselines("csr_from_bsb"), _from_baselines("csr_attention"), compile=False,
+            settings=(dict(BLOCK_E=16, num_warps=1), dict(BLOCK_E=32, num_warps=2), dict(BLOCK_E=32, num_warps=4),
+                      dict(BLOCK_E=64, num_warps=4))),
+        "PyTorch, unfused (gather, scatter softmax, index_add_)": Baseline(_bsb_edges_kept, _unfused_attention),
+        "FlexAttention (dense adjacency mask_mod)": Baseline(
+            _from_baselines("flex_from_bsb"), _from_baselines("flex_attention_dense_mask"), compile=False,
+            note=_from_baselines("flex_blocks_note")),
+    })
 
 
 # -- the registry --------------------------------------------------------------------------------
@@ -731,14 +915,17 @@ PUZZLES: tuple[Puzzle, ...] = (
     Puzzle(11, "matmul", "Matrix multiply on tensor cores, with tensor descriptors", "04_tensor_cores",
            specs.matmul, MATMUL_CASES,
            Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
-           budgets=(Dots("programs", lesson="Multiply the blocks with tl.dot, so the tensor cores do the work."),),
+           hints=MATMUL_HINTS,
+           budgets=(Dots("M*N*K", lesson="Multiply the blocks with tl.dot, so the tensor cores do the work."),
+                    Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
            outputs=("c",), bench=MATMUL_BENCH),
     Puzzle(12, "attention", "Tiled FlashAttention on tensor cores", "04_tensor_cores", specs.attention,
            ATTENTION_TILE_CASES, Tolerance(1e-2, _with_abs(specs.attention, "v"), "sum_j p_ij |v_j|"),
            hints=ATTENTION_TILE_HINTS, outputs=("o",),
            budgets=(Reads("k", 1, per="program", lesson="Each query block reads every key once."),
                     Reads("v", 1, per="program", lesson="Each query block reads every value once, in the key loop."),
-                    Dots("2*programs", lesson="Both products, q k^T and p v, are tl.dot calls.")),
+                    Dots("2*N*T*D", lesson="Both products, q k^T and p v, are tl.dot calls."),
+                    Writes("o", 1, lesson="Store each row of o once, after the key loop.")),
            bench=ATTENTION_BENCH),
     Puzzle(13, "sparse_attention", "Sparse attention on tensor cores (Fused3S, BSB format)", "04_tensor_cores",
            specs.sparse_attention, SPARSE_ATTENTION_CASES,
@@ -747,8 +934,9 @@ PUZZLES: tuple[Puzzle, ...] = (
            budgets=(Reads("q", 1, lesson="Each window loads its 16 rows of q once, before the TCB loop."),
                     Loads(("k",), "16*D*num_tcb", lesson="Each TCB gathers its 16 key rows once."),
                     Loads(("v",), "16*D*num_tcb", lesson="Each TCB gathers its 16 value rows once."),
-                    Dots("2*num_tcb", lesson="Both products of every TCB, q k^T and p v, are tl.dot calls: "
-                                             "that is what puts them on tensor cores.")),
+                    Dots("2*num_tcb*16*16*D", lesson="Both products of every TCB, q k^T and p v, are tl.dot calls: "
+                                             "that is what puts them on tensor cores."),
+                    Writes("o", 1, lesson="Store each row of o once, after the TCB loop.")),
            bench=SPARSE_ATTENTION_BENCH),
 )
 

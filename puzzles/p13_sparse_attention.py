@@ -41,7 +41,7 @@ Mistakes the grader's cases catch: a running max started at 0 (a row whose score
 below -80), a score of exactly 0 taken for "no edge", the mask applied after the max, a
 missing rescale, and 0 / 0 on a row with no neighbour.
 Budget: Q read once per window; each TCB gathers its 16 rows of K and of V once; both
-products are `tl.dot` calls (two per TCB).
+products are `tl.dot` calls (two per TCB); o is written once, after the TCB loop.
 
 Hints
 - the window from window_order; its 16 rows of q as one [16, D] block, loaded once         (5 lines)

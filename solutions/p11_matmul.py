@@ -26,7 +26,7 @@ Rules the GPU sets, which the grader also checks in the interpreter:
 - a tensor descriptor's strides must be multiples of 16 bytes: here K and N are multiples of 8;
 - a float32 `tl.dot` runs as TF32 on the GPU (10 bits of mantissa): keep the operands 16-bit.
 A plain-pointer version with masks passes too; it just gives the compiler less to work with.
-Budget: the products run through `tl.dot` (at least one call per program).
+Budget: all M*N*K multiply-adds run through `tl.dot`, none on CUDA cores; c is written once.
 
 Hints
 - one descriptor per matrix: shape, strides (in elements) and the block shape it hands out   (3 lines)

@@ -30,7 +30,8 @@ queries. D is a power of two from 16 to 256, so a row of q, k or v is one block.
 - `tl.dot` needs 16-bit operands on both sides to use tensor cores: cast p to v's dtype
   (`p.to(v.dtype)`) before `tl.dot(p, v)`; a float32 `tl.dot` would run as TF32.
 - keys past T must get a score of -inf (not 0), so they add nothing to the sums.
-Budget: each program reads every k and v element once; both products are `tl.dot` calls.
+Budget: each program reads every k and v element once; both products are `tl.dot` calls;
+o is written once.
 
 Hints
 - the query block: offsets and mask, loaded once as a [BQ, D] 16-bit block                (4 lines)

@@ -20,7 +20,8 @@ def test_alternative_strategy_passes(name):
     assert result.status == "passed", "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
 
 
-OTHER_BLOCKS = ({"B0": 1, "B1": 16}, {"B0": 16, "B1": 128})
+OTHER_BLOCKS = ({"B0": 1, "B1": 16, "BM": 16, "BN": 32, "BK": 32, "BQ": 16},
+                {"B0": 16, "B1": 128, "BM": 64, "BN": 16, "BK": 16, "BQ": 32})
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())

@@ -4,6 +4,7 @@ The references here are plain Python (sorts and loops over edges), never the mod
 bug in a helper cannot hide in both sides of a comparison. Run: `python -m pytest tests/test_graphs.py -q`.
 """
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -117,7 +118,8 @@ def test_from_coo_accepts_a_generated_graph_unchanged(build):
 def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
     graph = build(_gen())
     arrays = graphs.graph_arrays(graph)
-    assert set(arrays) == {"src", "dst", "num_nodes", "col_ptr", "row_idx", "edge_id", "row_ptr", "col_idx"}
+    assert set(arrays) == {"src", "dst", "num_nodes", "col_ptr", "row_idx", "edge_id", "row_ptr", "col_idx",
+                           "window_ptr", "tcb_col", "tcb_mask", "window_order"}
     assert arrays["num_nodes"] == graph.num_nodes
     assert torch.equal(arrays["src"], graph.src) and torch.equal(arrays["dst"], graph.dst)
     col_ptr, row_idx, edge_id = graph.csc
@@ -126,6 +128,9 @@ def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
     # The CSR of the reversed graph is the CSC without edge ids: slot s is edge edge_id[s] in both.
     assert torch.equal(arrays["row_ptr"], col_ptr) and torch.equal(arrays["col_idx"], row_idx)
     assert arrays["row_ptr"].dtype == arrays["col_idx"].dtype == torch.int32
+    # Puzzle 13's BSB is built from that same CSR: row i attends to the sources of its incoming edges.
+    for got, expected in zip((arrays[name] for name in graphs.BSB._fields), graphs.to_bsb(col_ptr, row_idx)):
+        assert torch.equal(got, expected)
 
 
 # A graph small enough to write its formats out by hand. Edge ids: 0: 2->1, 1: 0->1, 2: 3->0, 3: 1->3,
@@ -522,3 +527,130 @@ def test_a_duplicate_edge_counts_twice():
 
     extra = aggregate(twice, weight_twice)[1] - aggregate(once, weight)[1]
     torch.testing.assert_close(extra, weight[0][:, None] * node_feat[0], rtol=1e-12, atol=1e-12)
+
+
+# -- chapter 4: the BSB format -----------------------------------------------------------------------------
+
+SPARSE_GRAPHS = [pytest.param(case.graph, id=f"p13:{case.name}") for case in registry.SPARSE_ATTENTION_CASES]
+
+
+def _csr_pairs(row_ptr: list[int], col_idx: list[int]) -> set[tuple[int, int]]:
+    return set(zip(slot_nodes(row_ptr), col_idx))
+
+
+def _bsb_by_hand(row_ptr: list[int], col_idx: list[int]):
+    """to_bsb written out with loops: windows of 16 rows, their distinct columns ascending, 16 to a TCB."""
+    num_rows, pairs = len(row_ptr) - 1, _csr_pairs(row_ptr, col_idx)
+    window_ptr, tcb_col, tcb_mask = [0], [], []
+    for first in range(0, num_rows, 16):
+        columns = sorted({col for row, col in pairs if first <= row < first + 16})
+        for start in range(0, len(columns), 16):
+            chunk = columns[start:start + 16]
+            tcb_col.append(chunk + [chunk[0]] * (16 - len(chunk)))
+            tcb_mask.append([sum(1 << slot for slot, col in enumerate(chunk) if (first + r, col) in pairs)
+                             for r in range(16)])
+        window_ptr.append(len(tcb_col))
+    counts = [window_ptr[w + 1] - window_ptr[w] for w in range(len(window_ptr) - 1)]
+    order = sorted(range(len(counts)), key=lambda w: (-counts[w], w))
+    return window_ptr, tcb_col, tcb_mask, order
+
+
+@pytest.mark.parametrize("build", FAMILIES + SPARSE_GRAPHS)
+def test_to_bsb_equals_the_format_worked_out_with_loops(build):
+    row_ptr, col_idx = build(_gen()).csr
+    bsb = graphs.to_bsb(row_ptr, col_idx)
+    assert all(a.dtype == torch.int32 for a in bsb)
+    window_ptr, tcb_col, tcb_mask, order = _bsb_by_hand(row_ptr.tolist(), col_idx.tolist())
+    assert bsb.window_ptr.tolist() == window_ptr
+    assert bsb.tcb_col.reshape(-1, 16).tolist() == tcb_col
+    assert bsb.tcb_mask.reshape(-1, 16).tolist() == tcb_mask
+    assert bsb.window_order.tolist() == order
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED + SPARSE_GRAPHS)
+def test_bsb_edges_gives_back_every_distinct_pair_of_the_csr(build):
+    row_ptr, col_idx = build(_gen()).csr
+    rows, cols = graphs.bsb_edges(*graphs.to_bsb(row_ptr, col_idx)[:3])
+    pairs = list(zip(rows.tolist(), cols.tolist()))
+    assert pairs == sorted(_csr_pairs(row_ptr.tolist(), col_idx.tolist()))  # sorted, and each pair once
+
+
+@pytest.mark.parametrize("build", FAMILIES + SPARSE_GRAPHS)
+def test_bsb_invariants_the_kernel_relies_on(build):
+    graph = build(_gen())
+    bsb = graphs.to_bsb(*graph.csr)
+    windows = -(-graph.num_nodes // 16)
+    per_window = (bsb.window_ptr[1:] - bsb.window_ptr[:-1]).tolist()
+    assert bsb.window_ptr.shape == (windows + 1,) and int(bsb.window_ptr[0]) == 0 and min(per_window, default=0) >= 0
+    assert bsb.tcb_col.shape == bsb.tcb_mask.shape == (int(bsb.window_ptr[-1]), 16)
+    assert bool(((bsb.tcb_mask >= 0) & (bsb.tcb_mask < 1 << 16)).all()), "a row mask has bits past the 16 slots"
+    assert bool(((bsb.tcb_col >= 0) & (bsb.tcb_col < max(graph.num_nodes, 1))).all())
+    assert sorted(bsb.window_order.tolist()) == list(range(windows)), "window_order is not a permutation"
+    counts = [per_window[w] for w in bsb.window_order.tolist()]
+    assert counts == sorted(counts, reverse=True), "the heaviest windows must come first"
+    in_degree = graph.reversed().in_degree()  # entries of each CSR row
+    for w in range(windows):
+        rows = range(16 * w, 16 * w + 16)
+        masks = bsb.tcb_mask[bsb.window_ptr[w]:bsb.window_ptr[w + 1]]
+        for r in rows:
+            if r >= graph.num_nodes or in_degree[r] == 0:
+                assert bool((masks[:, r % 16] == 0).all()), f"row {r} has no entry but has mask bits"
+
+
+def test_bsb_of_a_hand_made_graph():
+    """N=40: three windows, the last half full. Window 0 has 17 distinct columns (two TCBs, the second
+    with 15 padding slots), window 1 no entry (no TCB), window 2 one entry, listed twice."""
+    row_ptr = _int32(0, 0, 0, *[17] * 37, 19)  # row 2: columns 16 down to 0; row 39: 7 twice
+    col_idx = torch.cat([torch.arange(17, dtype=torch.int32).flip(0), _int32(7, 7)])
+    bsb = graphs.to_bsb(row_ptr, col_idx)
+    assert bsb.window_ptr.tolist() == [0, 2, 2, 3]
+    assert bsb.tcb_col.tolist() == [list(range(16)), [16] * 16, [7] * 16]  # ascending; padding repeats slot 0
+    masks = torch.zeros(3, 16, dtype=torch.int32)
+    masks[0, 2], masks[1, 2], masks[2, 39 - 32] = 0xFFFF, 0b1, 0b1
+    assert torch.equal(bsb.tcb_mask, masks)
+    assert bsb.window_order.tolist() == [0, 2, 1]
+    stats = graphs.bsb_stats(bsb)
+    assert (stats.windows, stats.empty_windows, stats.tcbs, stats.edges, stats.most_tcbs) == (3, 1, 3, 18, 2)
+    assert stats.fill == 18 / (3 * 256)
+    assert str(stats) == "3 windows (1 empty), 3 TCBs (at most 2 in a window), 18 edges, fill 2.3%"
+
+
+def test_window_order_breaks_ties_by_window_index():
+    """Windows with 1, 2, 1, 2 and 0 TCBs (rows 0, 16, 32, 48 and none in 64..79) run as 1, 3, 0, 2, 4."""
+    heads = {0: [0], 16: list(range(17)), 32: [5], 48: list(range(20, 40))}
+    row_ptr = torch.tensor([0] + list(itertools.accumulate(len(heads.get(r, [])) for r in range(80))))
+    col_idx = torch.tensor([c for r in range(80) for c in heads.get(r, [])])
+    bsb = graphs.to_bsb(row_ptr, col_idx)
+    assert bsb.window_ptr.tolist() == [0, 1, 3, 4, 6, 6]
+    assert bsb.window_order.tolist() == [1, 3, 0, 2, 4]
+
+
+def test_duplicate_entries_of_a_row_set_one_bit():
+    bsb = graphs.to_bsb(_int32(0, 3, 3), _int32(1, 0, 1))
+    assert bsb.tcb_col.tolist() == [[0, 1] + [0] * 14]
+    assert bsb.tcb_mask.tolist() == [[0b11] + [0] * 15]
+    assert graphs.bsb_stats(bsb).edges == 2
+
+
+def test_bsb_of_no_rows_is_empty():
+    bsb = graphs.to_bsb(_int32(0), _int32())
+    assert bsb.window_ptr.tolist() == [0] and bsb.window_order.numel() == 0
+    assert bsb.tcb_col.shape == bsb.tcb_mask.shape == (0, 16)
+    rows, cols = graphs.bsb_edges(*bsb[:3])
+    assert rows.numel() == cols.numel() == 0
+    stats = graphs.bsb_stats(bsb)
+    assert (stats.windows, stats.tcbs, stats.edges, stats.most_tcbs, stats.fill) == (0, 0, 0, 0, 0.0)
+
+
+@pytest.mark.parametrize("row_ptr, col_idx, words", [
+    (_int32(0, 2, 1, 3), _int32(0, 1, 2), "row_ptr is not monotone: row_ptr[1] = 2 > row_ptr[2] = 1"),
+    (_int32(0, 1, 2), _int32(0, 2), "col_idx has entry 2 at 1, out of range 0..1"),
+    (_int32(0, 1, 2), _int32(0, -1), "col_idx has a negative entry (-1) at 1"),
+    (_int32(0, 1, 3), _int32(0, 1), "row_ptr ends at 3, but col_idx has 2 entries"),
+    (_int32(1, 2), _int32(0), "row_ptr starts at 1; it must start at 0"),
+    (_int32(0, 1), [0], "col_idx must be a torch tensor, not list"),
+], ids=["non-monotone", "column out of range", "negative column", "length mismatch", "bad start", "not a tensor"])
+def test_to_bsb_refuses_a_malformed_csr_by_name(row_ptr, col_idx, words):
+    with pytest.raises(graphs.GraphError) as raised:
+        graphs.to_bsb(row_ptr, col_idx)
+    assert words in str(raised.value)

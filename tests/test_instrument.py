@@ -148,3 +148,82 @@ def test_hook_wraps_only_what_it_names():
     with instrument.recording():
         handle = interpreter_builder.get_int32(7)
     assert int(np.asarray(handle.data).reshape(-1)[0]) == 7
+
+
+# -- tl.dot: the GPU's smallest size, bfloat16 numbers, counts ------------------------------------------
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, K: tl.constexpr, N: tl.constexpr, REPEAT: tl.constexpr):
+    """c = a @ b for one [M, K] by [K, N] block, computed REPEAT times (each a tl.dot call)."""
+    rows, inner, cols = tl.arange(0, M), tl.arange(0, K), tl.arange(0, N)
+    a = tl.load(a_ptr + rows[:, None] * K + inner[None, :])
+    b = tl.load(b_ptr + inner[:, None] * N + cols[None, :])
+    c = tl.zeros([M, N], dtype=tl.float32)
+    for _ in tl.static_range(REPEAT):
+        c = tl.dot(a, b)
+    tl.store(c_ptr + tl.program_id(0) * M * N + rows[:, None] * N + cols[None, :], c)
+
+
+def _dot(m, k, n, dtype=torch.float16, programs=1, repeat=1):
+    gen = torch.Generator().manual_seed(m * k * n)
+    a, b = torch.randn(m, k, generator=gen).to(dtype), torch.randn(k, n, generator=gen).to(dtype)
+    c = torch.zeros(programs, m, n)
+    with instrument.recording() as recorder:
+        dot_kernel[(programs,)](a, b, c, M=m, K=k, N=n, REPEAT=repeat)
+    return a, b, c, recorder
+
+
+def _root(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+@pytest.mark.parametrize("m, k, n", [(8, 16, 16), (16, 16, 8), (16, 8, 16)], ids=["M=8", "N=8", "K=8"])
+def test_a_dot_smaller_than_16_is_refused_naming_its_sizes(m, k, n):
+    """The interpreter would multiply an 8-wide block; the GPU compiler would not, so the hook refuses it."""
+    with pytest.raises(Exception) as raised:
+        _dot(m, k, n)
+    root = _root(raised.value)
+    assert isinstance(root, instrument.DotTooSmall), repr(root)
+    message = str(root)
+    assert f"tl.dot of a {m}x{k} block by a {k}x{n} block" in message
+    assert f"at least 16 (M={m}, N={n}, K={k})" in message
+    assert "test_instrument.py:" in message and "tl.dot(a, b)" in message
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
+def test_a_16_bit_dot_gives_the_products_of_the_numbers_it_holds(dtype):
+    """The interpreter keeps bfloat16 as raw uint16 bits; without the hook tl.dot would multiply those bits."""
+    a, b, c, _ = _dot(32, 64, 16, dtype)
+    expected = a.double() @ b.double()  # exact products of the 16-bit inputs, summed in float64
+    assert torch.allclose(c[0].double(), expected, rtol=1e-5, atol=1e-5), float((c[0].double() - expected).abs().max())
+
+
+def test_dots_and_their_multiply_adds_are_counted_over_programs():
+    _, _, c, recorder = _dot(16, 32, 64, programs=3, repeat=2)
+    assert recorder.dots == 6
+    assert recorder.dot_work == 6 * 16 * 32 * 64
+    assert recorder.programs == 3 and bool((c != 0).any())
+
+
+@triton.jit
+def descriptor_rows_kernel(a_ptr, b_ptr, out_ptr, M, K: tl.constexpr, FIRST: tl.constexpr, BM: tl.constexpr):
+    """out = rows FIRST .. FIRST+BM-1 of a, through a tensor descriptor (rows past M come back as 0).
+    b is passed but not read: it is only there to be a's neighbour in memory."""
+    block = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, K]).load([FIRST, 0])
+    tl.store(out_ptr + tl.arange(0, BM)[:, None] * K + tl.arange(0, K)[None, :], block)
+
+
+def test_descriptor_padding_past_the_end_is_not_out_of_bounds_even_over_a_neighbour():
+    """a's last 4 rows and 28 rows of padding: the padded lanes' addresses fall in b, the next argument in
+    memory. Only the unmasked lanes decide which tensor the load reads, so it is a load of a, in bounds."""
+    memory = torch.randn(64 * 16).to(torch.float16)
+    a, b = memory[:20 * 16].view(20, 16), memory[20 * 16:]
+    out = torch.full((32, 16), float("nan"), dtype=torch.float16)
+    with instrument.recording() as recorder:
+        descriptor_rows_kernel[(1,)](a, b, out, 20, K=16, FIRST=16, BM=32)
+    assert recorder.violation is None, recorder.violation.message()
+    regions = {r.label: r for r in recorder.regions}
+    assert regions["a"].loads == 4 * 16 and regions["b"].loads == 0
+    assert torch.equal(out[:4], a[16:]) and bool((out[4:] == 0).all())

@@ -53,7 +53,8 @@ def test_registry_is_consistent():
         assert len(set(names)) == len(names), f"duplicate case names in puzzle {puzzle.number}"
         if any("B0" in c.blocks for c in puzzle.cases):
             assert any(c.blocks["B0"] > 1 for c in puzzle.cases), "some case must use B0 > 1"
-        assert len({tuple(sorted(c.blocks.items())) for c in puzzle.cases}) >= 2, "two block settings at least"
+        if any(c.blocks for c in puzzle.cases):  # puzzle 13's launcher has no block size: a TCB is 16 x 16
+            assert len({tuple(sorted(c.blocks.items())) for c in puzzle.cases}) >= 2, "two block settings at least"
         for path in (ROOT / "solutions" / f"{puzzle.module}.py", ROOT / "puzzles" / f"{puzzle.module}.py"):
             assert path.is_file(), path
 

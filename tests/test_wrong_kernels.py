@@ -149,6 +149,55 @@ MUTATIONS = [
              "tl.store(e_out_ptr + slots[:, None, None]", "mismatch", "e_out is in slot (CSC) order"),
     Mutation(10, "forgot the epsilon", "numerator / (denominator[:, None] + 1e-6)", "numerator / denominator[:, None]",
              "mismatch", "the denominator lacks its + 1e-6"),
+    # puzzle 11
+    Mutation(11, "drops the last partial K step", "for k in tl.range(0, K, BK):",
+             "for k in tl.range(0, K // BK * BK, BK):", "mismatch", "the last, partial step along K is missing"),
+    Mutation(11, "float16 accumulator", "acc = tl.zeros([BM, BN], dtype=tl.float32)",
+             "acc = tl.zeros([BM, BN], dtype=tl.float16)", "mismatch", "keep the accumulator float32",
+             also=(("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b, out_dtype=tl.float16)"),)),
+    Mutation(11, "K step of 8", "BM=BM, BN=BN, BK=BK,", "BM=BM, BN=BN, BK=8,", "error",
+             "DotTooSmall: tl.dot of a 64x8 block by a 8x64 block: on the GPU every dimension of tl.dot must be at "
+             "least 16 (M=64, N=64, K=8)"),
+    # puzzle 12
+    Mutation(12, "sums not rescaled", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "the sums are not rescaled",
+             also=(("total = total * alpha +", "total = total +"),)),
+    Mutation(12, "acc not rescaled", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "multiply l and acc by exp(m - m')"),
+    Mutation(12, "scale missing", "* (scale * LOG2E)", "* LOG2E", "mismatch", "the scores miss the 1 / sqrt(D) scale"),
+    Mutation(12, "padded keys score 0", 'scores = tl.where(key_ok[None, :], scores, float("-inf"))\n        new_max',
+             "new_max", "mismatch", "keys past T count in the sums"),
+    Mutation(12, "p v on CUDA cores", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], axis=1)", "budget",
+             "tl.dot did 79% of the multiply-adds (655360 of 2*N*T*D = 832000, in 20 calls)"),
+    # puzzle 13
+    Mutation(13, "running max started at 0", 'running_max = tl.full([16], float("-inf"), dtype=tl.float32)',
+             "running_max = tl.zeros([16], dtype=tl.float32)", "mismatch", "Start the running max at -inf"),
+    Mutation(13, "mask applied after the max",
+             'scores = tl.where(edge, scores, float("-inf"))  # before the max: non-edges may score high\n'
+             "        new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
+             "new_max = tl.maximum(running_max, tl.max(scores, axis=1))\n"
+             '        scores = tl.where(edge, scores, float("-inf"))', "mismatch",
+             "set non-edges to -inf before the max"),
+    Mutation(13, "mask applied after the exp",
+             'scores = tl.where(edge, scores, float("-inf"))  # before the max: non-edges may score high\n'
+             "        new_max", "new_max", "mismatch", "set non-edges to -inf before the max",
+             also=(("p = tl.exp2(scores - base[:, None])",
+                    "p = tl.where(edge, tl.exp2(scores - base[:, None]), 0.0)"),)),
+    Mutation(13, "acc not rescaled", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "the sums are not rescaled"),
+    Mutation(13, "scale missing", "* (scale * LOG2E)", "* LOG2E", "mismatch", "the scores miss the 1 / sqrt(D) scale"),
+    Mutation(13, "one program per non-empty window, window_order ignored",
+             "window = tl.load(window_order_ptr + tl.program_id(0))", "window = tl.program_id(0)", "never_written",
+             "never written (missing tl.store or mask?): first at [96, 0]",
+             also=(("windows = window_order.numel()", "windows = int((window_ptr[1:] > window_ptr[:-1]).sum())"),)),
+    Mutation(13, "a score of exactly 0 taken for no edge", 'scores = tl.where(edge, scores, float("-inf"))',
+             'scores = scores * edge.to(tl.float32)\n        scores = tl.where(scores != 0.0, scores, float("-inf"))',
+             "mismatch", "a score of 0 is a real score"),
+    Mutation(13, "0 / 0 on a row with no neighbour", "out = acc / tl.where(total > 0, total, 1.0)[:, None]",
+             "out = acc / total[:, None]", "mismatch", "or a 0/0?"),
+    Mutation(13, "no finite stand-in for a max of -inf", 'base = tl.where(new_max == float("-inf"), 0.0, new_max)',
+             "base = new_max", "mismatch", "all of them NaN or inf"),
 ]
 
 
@@ -190,6 +239,18 @@ def test_two_pass_attention_exceeds_the_one_pass_budget():
     case = failed_case(result)
     assert case.reason == "budget", _report(result)
     assert "k read 2.00x per program" in case.message
+
+
+@pytest.mark.parametrize("puzzle, name, work", [
+    pytest.param(11, "p11_cuda_cores.py", "0 of M*N*K = 6720000", marks=pytest.mark.puzzle11, id="p11"),
+    pytest.param(13, "p13_cuda_cores.py", "0 of 2*num_tcb*16*16*D = 524288", marks=pytest.mark.puzzle13, id="p13"),
+])
+def test_products_on_cuda_cores_fail_the_tensor_core_budget(puzzle, name, work):
+    """Right values from broadcast multiplies and tl.sum, but no tl.dot: nothing runs on tensor cores."""
+    result = grade_file(puzzle, KERNELS / "wrong" / name, first_failure=True)
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert f"tl.dot did 0% of the multiply-adds ({work}, in 0 calls)" in case.message, _report(result)
 
 
 @pytest.mark.puzzle3
