@@ -344,6 +344,11 @@ def markdown(rows: list[dict], header: dict) -> str:
     return "\n".join(lines)
 
 
+def _dim(size: str, name: str) -> str:
+    """'N=16384' out of a size label such as 'random (D=64, N=16384, E=524288)'; '' if it has none."""
+    return next((part.strip(" ()") for part in size.split(",") if part.strip(" (").startswith(f"{name}=")), "")
+
+
 def plot(rows: list[dict], path: str) -> None:
     """One panel per puzzle: bars of median µs per size, one bar per implementation."""
     import matplotlib
@@ -362,8 +367,8 @@ def plot(rows: list[dict], path: str) -> None:
         sizes = list(dict.fromkeys(r["size"] for r in group))
         labels = [size.split(" (")[0] if " (" in size else "x".join(p.split("=")[1] for p in size.split(", "))
                   for size in sizes]
-        if len(set(labels)) < len(labels):  # one graph at several sizes: keep the dims under the name
-            labels = [size.replace(" (", "\n(") for size in sizes]
+        if len(set(labels)) < len(labels):  # one graph at several sizes: its first word and N tell them apart
+            labels = [f"{size.split(' (')[0].split(',')[0].split(' batch')[0]}\n{_dim(size, 'N')}" for size in sizes]
         impls = list(dict.fromkeys(r["impl"] for r in group))
         width = 0.8 / len(impls)
         for i, impl in enumerate(impls):
