@@ -141,6 +141,18 @@ def test_unknown_or_reorganised_triton_falls_back_to_values_only(version, breaka
     assert expected in notice and "correctness only" in notice
 
 
+def test_bfloat16_cases_are_skipped_with_the_reason_when_the_hook_is_off():
+    """Without the hook's fix, the interpreter's bfloat16 tl.dot is wrong: those cases wait for a GPU."""
+    script = FALLBACK.format(version="3.99.0", root=str(ROOT), breakage="").replace("registry.find(1)",
+                                                                                  "registry.find(11)")
+    script += "print([(c.name, c.reason, c.message) for c in result.cases if not c.passed])\n"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    status_line, skipped = run.stdout.strip().splitlines()[-2:]
+    assert status_line.startswith("passed")
+    assert "'bfloat16', 'skipped'" in skipped and "a GPU grades this case" in skipped
+
+
 def test_hook_wraps_only_what_it_names():
     """The hook passes *args through: a builder method keeps working with its own signature."""
     from triton.runtime.interpreter import interpreter_builder
