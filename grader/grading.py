@@ -123,6 +123,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 # Messages from triton and the driver that have a common cause in a learner's kernel: (clue, advice).
 _ADVICE = (
+    ("Both operands must be same dtype",
+     "tl.dot takes two blocks of one dtype: cast one, e.g. tl.dot(p.to(v.dtype), v). Keep both 16-bit, so the "
+     "GPU uses tensor cores (a float32 tl.dot runs as TF32)."),
     ("PassManager::run failed",
      "The Triton compiler itself failed; the assertion it printed names the pass. A known trigger in triton 3.6 "
      "(OptimizeThreadLocality): a loop's reduced result used directly by two later loops. Broadcast it once, "

@@ -164,6 +164,8 @@ MUTATIONS = [
              also=(("total = total * alpha +", "total = total +"),)),
     Mutation(12, "acc not rescaled", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
              "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "multiply l and acc by exp(m - m')"),
+    Mutation(12, "p left float32 in the second dot", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "acc = tl.dot(p, v, acc * alpha[:, None])", "error", "cast one, e.g. tl.dot(p.to(v.dtype), v)"),
     Mutation(12, "scale missing", "* (scale * LOG2E)", "* LOG2E", "mismatch", "the scores miss the 1 / sqrt(D) scale"),
     Mutation(12, "padded keys score 0", 'scores = tl.where(key_ok[None, :], scores, float("-inf"))\n        new_max',
              "new_max", "mismatch", "keys past T count in the sums"),
