@@ -80,14 +80,15 @@ def _check_pointer(name: str, ptr) -> torch.Tensor:
     return ptr
 
 
-def _pointer(keys: torch.Tensor, num_nodes: int) -> torch.Tensor:
+def pointer(keys: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """The int32 pointer array (N+1) of slots sorted by `keys`: node n's slots are ptr[n] .. ptr[n+1]-1."""
     counts = torch.bincount(keys.long(), minlength=num_nodes)
-    return torch.cat([torch.zeros(1, dtype=torch.int64), counts.cumsum(0)]).to(torch.int32)
+    return torch.cat([counts.new_zeros(1), counts.cumsum(0)]).to(torch.int32)
 
 
-def _expand(ptr: torch.Tensor) -> torch.Tensor:
-    """The node of each slot: [0, 0, 1, 3, ...] from a pointer array."""
-    return torch.repeat_interleave(torch.arange(ptr.numel() - 1), (ptr[1:] - ptr[:-1]).long()).to(torch.int32)
+def slot_nodes(ptr: torch.Tensor) -> torch.Tensor:
+    """The node each CSC/CSR slot belongs to: node n repeated ptr[n+1] - ptr[n] times."""
+    return torch.repeat_interleave(torch.arange(ptr.numel() - 1, device=ptr.device), (ptr[1:] - ptr[:-1]).long())
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,12 +104,12 @@ class Graph:
     @cached_property
     def csc(self) -> CSC:
         edge_id = torch.argsort(self.dst.long(), stable=True).to(torch.int32)
-        return CSC(_pointer(self.dst, self.num_nodes), self.src[edge_id.long()], edge_id)
+        return CSC(pointer(self.dst, self.num_nodes), self.src[edge_id.long()], edge_id)
 
     @cached_property
     def csr(self) -> CSR:
         order = torch.argsort(self.src.long(), stable=True)
-        return CSR(_pointer(self.src, self.num_nodes), self.dst[order])
+        return CSR(pointer(self.src, self.num_nodes), self.dst[order])
 
     def in_degree(self) -> torch.Tensor:
         return torch.bincount(self.dst.long(), minlength=self.num_nodes)
@@ -117,10 +118,14 @@ class Graph:
         return Graph(self.num_nodes, self.dst, self.src)
 
     @cached_property
+    def incoming(self) -> CSR:
+        """Each node's incoming neighbours (the CSR of the reversed graph): what an aggregation reads."""
+        return self.reversed().csr
+
+    @cached_property
     def bsb(self) -> BSB:
         """The BSB of the incoming CSR: row i (a query) attends to the sources of its edges."""
-        incoming = self.reversed().csr
-        return to_bsb(incoming.row_ptr, incoming.col_idx)
+        return to_bsb(*self.incoming)
 
     def __repr__(self) -> str:
         return f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges})"
@@ -136,12 +141,11 @@ class GraphArrays(Mapping):
 
     def __init__(self, graph: Graph):
         self.graph = graph
-        incoming = lambda: graph.reversed().csr  # noqa: E731
         self._makers = {
             "src": lambda: graph.src, "dst": lambda: graph.dst, "num_nodes": lambda: graph.num_nodes,
             "col_ptr": lambda: graph.csc.col_ptr, "row_idx": lambda: graph.csc.row_idx,
-            "edge_id": lambda: graph.csc.edge_id, "row_ptr": lambda: incoming().row_ptr,
-            "col_idx": lambda: incoming().col_idx,
+            "edge_id": lambda: graph.csc.edge_id, "row_ptr": lambda: graph.incoming.row_ptr,
+            "col_idx": lambda: graph.incoming.col_idx,
             **{name: (lambda name=name: getattr(graph.bsb, name)) for name in BSB._fields},
         }
 
@@ -181,7 +185,7 @@ def from_csc(col_ptr, row_idx, edge_id=None) -> Graph:
     src = torch.empty(num_edges, dtype=torch.int32)
     dst = torch.empty(num_edges, dtype=torch.int32)
     src[edge_id.long()] = row_idx
-    dst[edge_id.long()] = _expand(col_ptr)
+    dst[edge_id.long()] = slot_nodes(col_ptr).to(torch.int32)
     return Graph(num_nodes, src, dst)
 
 
@@ -191,7 +195,7 @@ def from_csr(row_ptr, col_idx) -> Graph:
     num_nodes = row_ptr.numel() - 1
     _check_count("row_ptr", row_ptr, "col_idx", col_idx)
     col_idx = _check_index("col_idx", col_idx, upper=num_nodes)
-    return Graph(num_nodes, _expand(row_ptr), col_idx)
+    return Graph(num_nodes, slot_nodes(row_ptr).to(torch.int32), col_idx)
 
 
 def check_csc(col_ptr, row_idx, edge_id) -> None:
@@ -334,7 +338,7 @@ def to_bsb(row_ptr, col_idx) -> BSB:
     _check_count("row_ptr", row_ptr, "col_idx", col_idx)
     col_idx = _check_index("col_idx", col_idx, upper=num_rows)  # an empty col_idx has nothing to check
     num_windows = -(-num_rows // WINDOW)
-    rows, cols = _expand(row_ptr).long(), col_idx.long()
+    rows, cols = slot_nodes(row_ptr), col_idx.long()
     width = max(num_rows, 1)
     pairs = torch.unique(rows * width + cols)  # sorted by row, then column; duplicates gone
     rows, cols = pairs // width, pairs % width
@@ -362,9 +366,7 @@ def to_bsb(row_ptr, col_idx) -> BSB:
 def bsb_edges(window_ptr, tcb_col, tcb_mask) -> tuple[torch.Tensor, torch.Tensor]:
     """The (row, column) pairs a BSB holds, sorted by row then column, as int64."""
     tcb_col, tcb_mask = tcb_col.long(), tcb_mask.long()
-    num_tcb = tcb_col.shape[0]
-    window = torch.repeat_interleave(torch.arange(window_ptr.numel() - 1, device=tcb_col.device),
-                                     (window_ptr[1:] - window_ptr[:-1]).long(), output_size=num_tcb)
+    window = slot_nodes(window_ptr.to(tcb_col.device))  # the window of each TCB
     slot = torch.arange(TCB_COLS, device=tcb_col.device)
     bit = (tcb_mask[:, :, None] >> slot) & 1  # [tcb, row, slot]
     tcb, row, col = bit.nonzero(as_tuple=True)

@@ -9,7 +9,7 @@ import torch
 from jaxtyping import Float16, Float32, Int32
 from torch import Tensor
 
-from .graphs import bsb_edges
+from .graphs import bsb_edges, slot_nodes
 
 
 def add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N0"]) -> Float32[Tensor, "N0"]:
@@ -41,11 +41,6 @@ def flash_attention(
 # -- chapter 3: graph attention. Edges run src -> dst; duplicate edges count twice. --------------------
 
 EPS = 1e-6  # keeps a node with no incoming edge at 0 / (0 + EPS) = 0
-
-
-def slot_nodes(ptr: Tensor) -> Tensor:
-    """The node each CSC/CSR slot belongs to: node n repeated ptr[n+1] - ptr[n] times."""
-    return torch.repeat_interleave(torch.arange(ptr.numel() - 1, device=ptr.device), (ptr[1:] - ptr[:-1]).long())
 
 
 def scatter_add(
