@@ -212,8 +212,6 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
                flop_rate: float | None = None) -> list[dict]:
     import torch
 
-    from .registry import Baseline
-
     bench = puzzle.bench
     inputs, dims = _inputs(puzzle, size)
     args = list(inputs.values())
@@ -249,8 +247,7 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
             timed.append(("torch.compile (spec)", _median_us(lambda: compiled(**inputs)), "", True))
         except Exception as exc:
             timed.append(("torch.compile (spec)", None, _failure(exc), True))
-    for name, entry in bench.baselines.items():
-        baseline = entry if isinstance(entry, Baseline) else Baseline(*entry)
+    for name, baseline in bench.baselines.items():
         timed += _time_baseline(name, baseline, inputs, reference, bench, use_compile)
     for name, fn in bench.library.items():
         try:

@@ -27,10 +27,13 @@ class Tolerance:
         return self.rtol * self.scale(inputs, expected).broadcast_to(expected.shape)
 
 
-def magnitude_scale(spec: Callable) -> Callable:
-    """For linear specs (sums): the spec applied to |inputs|, the natural rounding bound."""
+def magnitude_scale(spec: Callable, *only: str) -> Callable:
+    """The spec applied to |inputs|, the natural rounding bound of a sum; with names, to the magnitudes of
+    those inputs only (for a softmax-weighted sum of v, "v": sum_j p_j |v_j|). The first output."""
     def scale(inputs, expected):
-        return spec(**{k: v.abs() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()})
+        out = spec(**{k: v.abs() if isinstance(v, torch.Tensor) and (not only or k in only) else v
+                      for k, v in inputs.items()})
+        return out[0] if isinstance(out, tuple) else out
     return scale
 
 

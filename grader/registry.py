@@ -13,7 +13,7 @@ import torch
 
 from . import graphs, specs
 from .budgets import Dots, Loads, NoAtomics, Reads, Writes
-from .cases import Case, Fill, as_list, normal, per_input, rows
+from .cases import Case, Fill, normal, per_input, rows
 from .checker import PuzzleHint, Tolerance, magnitude_scale
 
 
@@ -33,8 +33,7 @@ class Bench:
     # Other launchers in the solution file worth timing, each with the sizes it is run at (a test on dims).
     variants: Mapping[str, Callable[[Mapping[str, int]], bool]] = field(default_factory=dict)
     cuda_graph: bool = False  # also time inside a CUDA graph: for problems near the launch overhead
-    # What a practitioner writes instead: name -> Baseline, or (prepare, run) for a Baseline with its defaults.
-    baselines: Mapping[str, Baseline | tuple[Callable, Callable]] = field(default_factory=dict)
+    baselines: Mapping[str, Baseline] = field(default_factory=dict)  # what a practitioner writes instead, by name
     flops: Callable[[Mapping[str, int]], int] | None = None  # for tensor-core puzzles: floor at the fp16 matmul rate
     # A result counts as correct within rtol, and atol = this share of the reference's largest |value|.
     close: tuple[float, float] = (1e-3, 1e-5)  # (rtol, atol share): float32 puzzles
@@ -216,15 +215,17 @@ def _attention_without_rescale(q, k, v, block):
     return numerator / denominator
 
 
-def _attention_counting_padding(q, k, v, block):
-    """Attention as computed when padded keys get score 0 (and value 0) instead of -inf."""
-    pad = _padding(k.shape[0], block)
-    return specs.flash_attention(q, torch.nn.functional.pad(k, (0, pad)), torch.nn.functional.pad(v, (0, pad)))
+def _keys_padded_with_zeros(spec: Callable, inputs, block: int):
+    """Attention as computed when the keys past T of the last block, loaded as 0 (their v too), score 0
+    instead of -inf. Keys are rows of k and v (scalars in puzzle 6, D-vectors in puzzle 12)."""
+    k = inputs["k"]
+    widths = (0, 0) * (k.dim() - 1) + (0, _padding(k.shape[0], block))
+    return spec(inputs["q"], *(torch.nn.functional.pad(inputs[name], widths) for name in "kv"))
 
 
 FLASH_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: _padding(i["k"].shape[0], b["B1"]) > 0 and
-     _matches(z, _attention_counting_padding(i["q"], i["k"], i["v"], b["B1"])),
+     _matches(z, _keys_padded_with_zeros(specs.flash_attention, i, b["B1"])),
      "padded keys count in the sums with score 0: set their scores to -inf with tl.where(mask, s, -inf)"),
     (lambda i, z, b: _matches(z, _attention_without_rescale(i["q"], i["k"], i["v"], b["B1"])),
      "the running sums are not rescaled: when the max grows from m to m', multiply both the "
@@ -484,13 +485,6 @@ MATMUL_HINTS: tuple[PuzzleHint, ...] = (
 )
 
 
-def _with_abs(spec: Callable, name: str) -> Callable:
-    """The spec with one input replaced by its magnitudes: for a weighted sum, sum_j w_j |v_j|."""
-    def scale(inputs, expected):
-        return as_list(spec(**{**inputs, name: inputs[name].abs()}))[0]
-    return scale
-
-
 def _online_attention(q, steps, rescale: str = "both", zero_is_no_edge: bool = False):
     """The online softmax of puzzles 12 and 13 in float64, one step per (k, v, allowed) block of keys;
     allowed[i, j] says query i attends to key j. The options reproduce mistakes, for the hints: `rescale`
@@ -544,12 +538,6 @@ def _unscaled(spec: Callable) -> Callable:
     return run
 
 
-def _padded_keys_scored_0(i, block: int):
-    """Attention as computed when the keys past T, loaded as 0 (and their v as 0), score 0 instead of -inf."""
-    padding = -i["k"].shape[0] % block
-    return specs.attention(i["q"], *(torch.nn.functional.pad(i[name], (0, 0, 0, padding)) for name in "kv"))
-
-
 _SCALE_HINT = "the scores miss the 1 / sqrt(D) scale: multiply q . k by the `scale` argument before the softmax"
 _RESCALE_HINT = "the sums are not rescaled: when a row's max grows from m to m', multiply l and acc by exp(m - m')"
 
@@ -561,7 +549,8 @@ def _not_rescaled(loop):
 
 ATTENTION_TILE_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: _near(z, _unscaled(specs.attention)(i), _v_size(i)), _SCALE_HINT),
-    (lambda i, z, b: i["k"].shape[0] % b["BK"] != 0 and _near(z, _padded_keys_scored_0(i, b["BK"]), _v_size(i)),
+    (lambda i, z, b: i["k"].shape[0] % b["BK"] != 0 and _near(z, _keys_padded_with_zeros(specs.attention, i, b["BK"]),
+                                                                  _v_size(i)),
      "keys past T count in the sums: their scores must be -inf, not the 0 that a masked load gives, so that "
      "exp adds nothing for them"),
     (lambda i, z, b: i["k"].shape[0] > b["BK"] and _not_rescaled(_tiled_attention)(i, z, b), _RESCALE_HINT),
@@ -889,7 +878,7 @@ PUZZLES: tuple[Puzzle, ...] = (
                                      "deterministic.")),
            bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
                              library={"PyG scatter": _pyg_gather},
-                             baselines={"PyTorch index_add_ (COO kept)": (_dst_of_edges, _coo_scatter)})),
+                             baselines={"PyTorch index_add_ (COO kept)": Baseline(_dst_of_edges, _coo_scatter)})),
     Puzzle(9, "csr_aggregate", "Multi-head neighbour aggregation over CSR", "03_graph_attention", specs.csr_aggregate,
            AGGREGATE_CASES, Tolerance(1e-5, magnitude_scale(specs.csr_aggregate),
                                       "sum |edge_weight| |node_feat| over the node's slots"),
@@ -899,7 +888,7 @@ PUZZLES: tuple[Puzzle, ...] = (
            bench=Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=_reference_problem),),
                        blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)),
                        cuda_graph=True,
-                       baselines={"vectorised index_add_ (slots kept)": (_slots_kept, _vectorised_aggregate)})),
+                       baselines={"vectorised index_add_ (slots kept)": Baseline(_slots_kept, _vectorised_aggregate)})),
     Puzzle(10, "graph_attention", "Graph attention in one kernel (RTMScore)", "03_graph_attention",
            specs.graph_attention, ATTENTION_CASES,
            (Tolerance(4e-6, _attention_h_scale, "the float32 rounding bound of the weighted sum"),
@@ -911,7 +900,7 @@ PUZZLES: tuple[Puzzle, ...] = (
                     Reads("q", 1, lesson="Each node's query is read once, before its edges."),
                     Writes("e_out", 1, lesson="Each edge's output is written once.")),
            bench=GRAPH_BENCH(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
-                             baselines={"PyTorch layer (COO kept)": (_edge_ends_kept, _coo_attention)})),
+                             baselines={"PyTorch layer (COO kept)": Baseline(_edge_ends_kept, _coo_attention)})),
     Puzzle(11, "matmul", "Matrix multiply on tensor cores, with tensor descriptors", "04_tensor_cores",
            specs.matmul, MATMUL_CASES,
            Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
@@ -920,7 +909,7 @@ PUZZLES: tuple[Puzzle, ...] = (
                     Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
            outputs=("c",), bench=MATMUL_BENCH),
     Puzzle(12, "attention", "Tiled FlashAttention on tensor cores", "04_tensor_cores", specs.attention,
-           ATTENTION_TILE_CASES, Tolerance(1e-2, _with_abs(specs.attention, "v"), "sum_j p_ij |v_j|"),
+           ATTENTION_TILE_CASES, Tolerance(1e-2, magnitude_scale(specs.attention, "v"), "sum_j p_ij |v_j|"),
            hints=ATTENTION_TILE_HINTS, outputs=("o",),
            budgets=(Reads("k", 1, per="program", lesson="Each query block reads every key once."),
                     Reads("v", 1, per="program", lesson="Each query block reads every value once, in the key loop."),
@@ -929,7 +918,7 @@ PUZZLES: tuple[Puzzle, ...] = (
            bench=ATTENTION_BENCH),
     Puzzle(13, "sparse_attention", "Sparse attention on tensor cores (Fused3S, BSB format)", "04_tensor_cores",
            specs.sparse_attention, SPARSE_ATTENTION_CASES,
-           Tolerance(1e-2, _with_abs(specs.sparse_attention, "v"), "sum over neighbours of p_ij |v_j|"),
+           Tolerance(1e-2, magnitude_scale(specs.sparse_attention, "v"), "sum over neighbours of p_ij |v_j|"),
            hints=SPARSE_ATTENTION_HINTS, outputs=("o",),
            budgets=(Reads("q", 1, lesson="Each window loads its 16 rows of q once, before the TCB loop."),
                     Loads(("k",), "16*D*num_tcb", lesson="Each TCB gathers its 16 key rows once."),
