@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from . import checker, instrument
+from . import checker, gpu_compile, instrument, launcher_guard
 from .cases import Case, as_list, make_inputs, reference, spec_args, spec_outputs
 from .registry import Puzzle
 
@@ -43,8 +43,8 @@ class CaseTimeout(BaseException):
 class CaseResult:
     name: str
     passed: bool
-    reason: str  # passed, not_started, error, out_of_bounds, bad_output, never_written, mismatch,
-    #              input_modified, budget, timeout, crashed, skipped
+    reason: str  # passed, not_started, error, gpu_compile, launcher, out_of_bounds, bad_output, never_written,
+    #              mismatch, race, input_modified, budget, timeout, crashed, skipped
     message: str = ""
     hint: str | None = None
     errors: list[dict] = field(default_factory=list)
@@ -266,10 +266,12 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
             _poison_allocator(expected, device)
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout), np.errstate(all="ignore"):
+            with time_limit(timeout), np.errstate(all="ignore"), launcher_guard.guard(puzzle, device):
                 out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
+        except launcher_guard.Refused as exc:
+            return finish("launcher", str(exc))
         except CaseTimeout as stop:
             where = f"\n  it was running {stop.args[0]}" if stop.args and stop.args[0] else ""
             return finish("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}")
@@ -283,6 +285,13 @@ def run_case(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: 
 
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
         return finish("not_started", "not implemented yet (no kernel stored anything)")
+    if recorder is not None:
+        problem = gpu_compile.check(puzzle, recorder.launches)
+        if problem:
+            return finish("gpu_compile", problem)
+        problem = launcher_guard.check_launches(puzzle, case, recorder.launches)
+        if problem:
+            return finish("launcher", problem)
     problem = _check_outputs(puzzle, out, expected, device)
     if problem:
         return finish("bad_output", problem)

@@ -2,7 +2,7 @@
 
 Everything version-specific lives here. We wrap a handful of methods of the interpreter's
 builder object (``triton.runtime.interpreter.interpreter_builder``) and the kernel launch
-(``GridExecutor.__call__``). Every wrapper takes ``*args`` and passes them through unchanged,
+(``InterpretedFunction.run``). Every wrapper takes ``*args`` and passes them through unchanged,
 so a new argument in a later triton release does not break us; we only read the positions
 that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one).
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import linecache
 import os
 import re
@@ -81,6 +82,20 @@ class Region:
 
 
 @dataclass
+class Launch:
+    """One kernel launch as the launcher made it: the @triton.jit function, every parameter's value by name
+    (tensors, scalars and constexprs, defaults filled in), the launch options (num_warps, ...) and the grid."""
+    fn: object  # the kernel's Python function (what @triton.jit wrapped)
+    bound: dict
+    options: dict
+    grid: object
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fn, "__name__", "kernel")
+
+
+@dataclass
 class Violation:
     kind: str          # load / store / atomic
     region: Region | None
@@ -113,7 +128,7 @@ class Recorder:
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
         self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
-        self.launches: list[str] = []
+        self.launches: list[Launch] = []
 
     # -- regions ----------------------------------------------------------------------
     def watch(self, label: str, tensor) -> Region:
@@ -132,10 +147,13 @@ class Recorder:
                 return region
         return None
 
-    def _launch(self, fn, arg_names, args, kwargs):
-        self.launches.append(getattr(fn, "__name__", "kernel"))
+    def _launch(self, fn, arg_names, args, kwargs, grid):
         bound = dict(zip(arg_names, args))
         bound.update({k: v for k, v in kwargs.items() if k in arg_names})
+        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                    if p.name not in bound and p.default is not inspect.Parameter.empty}
+        options = {k: v for k, v in kwargs.items() if k not in arg_names}
+        self.launches.append(Launch(fn, {**defaults, **bound}, options, grid))
         for name, value in bound.items():
             base = getattr(value, "base", None) if type(value).__name__ == "TensorDescriptor" else value
             if hasattr(base, "data_ptr") and hasattr(base, "numel"):
@@ -249,11 +267,11 @@ def _hook_points():
     from triton.runtime import interpreter
 
     builder = getattr(interpreter, "interpreter_builder", None)
-    executor = getattr(interpreter, "GridExecutor", None)
+    executor = getattr(interpreter, "InterpretedFunction", None)
     missing = [name for name in (*_MEMORY_OPS, "set_grid_idx", "set_grid_dim", "create_addptr", "create_dot")
                if not callable(getattr(builder, name, None))]
-    if executor is None or "__call__" not in vars(executor):
-        missing.append("GridExecutor")
+    if executor is None or "run" not in vars(executor):
+        missing.append("InterpretedFunction.run")
     handle_fields = [f.name for f in dataclasses.fields(getattr(interpreter, "TensorHandle", object))] \
         if dataclasses.is_dataclass(getattr(interpreter, "TensorHandle", None)) else []
     if "attr" not in handle_fields:
@@ -398,14 +416,14 @@ def _install():
 
     builder.set_grid_idx, builder.set_grid_dim = grid_idx, grid_dim
 
-    launch = executor.__call__
+    launch = executor.run
 
-    def call(self, *args, **kwargs):
-        if _active is not None:
-            _active._launch(self.fn, getattr(self, "arg_names", []), args, kwargs)
-        return launch(self, *args, **kwargs)
+    def run(self, *args, grid, warmup, **kwargs):
+        if _active is not None and not warmup:
+            _active._launch(self.fn, self.arg_names, args, kwargs, grid)
+        return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
 
-    executor.__call__ = call
+    executor.run = run
     _installed = True
 
 
