@@ -66,7 +66,11 @@ def choose_mode(force_interpret: bool = False) -> Mode:
         os.environ["TRITON_INTERPRET"] = "1"
         why = "--interpret was given" if force_interpret else "TRITON_INTERPRET=1 is set"
         return Mode(True, f"interpreter mode ({why}): kernels run on the CPU")
-    import torch  # torch does not import triton, so the order above is kept
+    try:
+        import torch  # torch does not import triton, so the order above is kept
+    except ImportError:  # reported by missing_packages() before anything needs torch
+        os.environ["TRITON_INTERPRET"] = "1"
+        return Mode(True, "interpreter mode (torch is not installed)")
 
     if torch.cuda.is_available():
         os.environ.pop("TRITON_INTERPRET", None)
@@ -76,13 +80,21 @@ def choose_mode(force_interpret: bool = False) -> Mode:
     return Mode(True, "interpreter mode (no GPU found): kernels run on the CPU through TRITON_INTERPRET=1")
 
 
+def missing_packages() -> list[str]:
+    """One line per package the grader needs that is not installed (in this Python), with the fix."""
+    missing = [name for name, version in versions().items() if version is None]
+    if not missing:
+        return []
+    return [f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}. "
+            "Activate the course's virtual environment (`source .venv/bin/activate`), or create it: "
+            "`python3 -m venv .venv && source .venv/bin/activate && "
+            "pip install -r requirements.txt -c constraints.txt`."]
+
+
 def version_problems(mode: Mode) -> list[str]:
     """Combinations known not to work, each explained with the fix. Empty when all is well."""
     found = versions()
-    problems = []
-    for package in ("torch", "triton", "numpy"):
-        if found[package] is None:
-            problems.append(f"{package} is not installed: run `pip install -r requirements.txt -c constraints.txt`.")
+    problems = missing_packages()
     if problems:
         return problems
     triton, numpy = _release(found["triton"]), _release(found["numpy"])

@@ -31,3 +31,18 @@ def test_triton_36_interpreter_with_numpy_24_is_explained(monkeypatch):
 def test_missing_and_too_old_packages_are_explained(monkeypatch):
     assert "triton is not installed" in _problems(monkeypatch, True, triton=None)[0]
     assert "older than 3.6" in _problems(monkeypatch, True, triton="3.5.1")[0]
+
+
+def test_a_python_without_the_packages_gets_a_short_message(tmp_path):
+    """`python -m grader` outside the virtual environment: the fix in one line, no ModuleNotFoundError traceback.
+    A Python whose only module path is the repository (no site-packages) stands in for a bare one."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    run = subprocess.run([sys.executable, "-S", "-m", "grader"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "not installed" in run.stderr and "source .venv/bin/activate" in run.stderr
+    assert "Traceback" not in run.stderr
