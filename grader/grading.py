@@ -133,6 +133,11 @@ _ADVICE = (
     ("active drivers",
      "This kernel was defined before `import grader` switched Triton to its interpreter (no GPU here). Run the "
      "cell with `import grader` first, then re-run the cell that defines your kernel."),
+    ("Block pointers have been removed",
+     "triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance): describe the matrix once with "
+     "tl.make_tensor_descriptor(base, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]) and load with "
+     "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
+     "Block pointers still work on triton 3.6."),
     ("Cannot make_shape_compatible",
      "Two blocks of different shapes meet on this line: check the axis of tl.sum / tl.max (axis=1 reduces a "
      "[B0, B1] tile to [B0]) and the [:, None] / [None, :] broadcasts."),

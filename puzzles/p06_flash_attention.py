@@ -9,7 +9,7 @@ You will learn
 The math, with scalar queries q (N0 of them) and scalar keys k and values v (T of them)
     s[i, j] = q[i] * k[j]
     z[i]    = sum_j exp(s[i, j] - m[i]) * v[j] / sum_j exp(s[i, j] - m[i]),   m[i] = max_j s[i, j]
-Online, per query (start m = -inf, d = 0, acc = 0), for each block of keys:
+Online, per query (pseudo-code: m, d and acc start at -inf, 0 and 0), for each block of keys:
     m_new = max(m, max_j s[i, j]);   alpha = exp(m - m_new)
     d   = d   * alpha + sum_j exp(s[i, j] - m_new)
     acc = acc * alpha + sum_j exp(s[i, j] - m_new) * v[j]
@@ -29,9 +29,11 @@ Program `pid` owns queries pid*B0 .. pid*B0 + B0-1 and walks the keys B1 at a ti
 Budget: each program reads every k and every v once.
 
 Hints
-- load this program's queries; m = -inf, d = 0, acc = 0 per query           (5 lines)
+- load this program's queries; m, d and acc as blocks of B0, one value per query:
+  `tl.full([B0], float("-inf"), dtype=tl.float32)`, `tl.zeros([B0], dtype=tl.float32)`  (5 lines)
 - one tl.range loop over key blocks: load k and v, the [B0, B1] scores with
-  padded keys set to -inf (`tl.where`), then the three updates above          (12 lines)
+  padded keys set to -inf (`tl.where`), then the three updates above, with
+  `tl.maximum` for the max of two blocks                                       (12 lines)
 - store acc / d                                                              (1 line)
 
 Grade it:  python -m grader 6

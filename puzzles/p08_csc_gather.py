@@ -27,8 +27,8 @@ each v_scaled and score element loaded once; no atomics.
 
 Hints
 - the feature offsets and masks for [H_PAD, D_PAD] (H and D need not be powers of two)     (4 lines)
-- `for i in tl.static_range(NODES_PER_PROGRAM):` a node, its start and end from col_ptr,
-  and zeroed sums (skip nodes past N with a mask on what you load and store)               (6 lines)
+- `for i in tl.static_range(NODES_PER_PROGRAM):` a node; `if node < N:` (the last program
+  may have spare nodes past N), its start and end from col_ptr, and zeroed sums            (6 lines)
 - an inner `tl.range(start, end, BLOCK_E)` loop over slots: load edge_id for the slots, then the
   [BLOCK_E, H, D] rows of v_scaled and [BLOCK_E, H] of score at those edge ids; add them up  (10 lines)
 - store num / (den + 1e-6)                                                                (2 lines)

@@ -24,7 +24,8 @@ What you write: the body of `csr_aggregate_kernel`. The launcher is given.
 
 Hints
 - feature offsets and masks for [H_PAD, D_PAD], as in puzzle 8                          (4 lines)
-- per node: its slot range from row_ptr, and a zeroed [H_PAD, D_PAD] sum                  (5 lines)
+- per node, as in puzzle 8 (`if node < N:`): its slot range from row_ptr, and a zeroed
+  [H_PAD, D_PAD] sum                                                                      (5 lines)
 - loop over slots BLOCK_E at a time: load col_idx and the [BLOCK_E, H] weights of the slots,
   gather the neighbours' [BLOCK_E, H, D] features, multiply and sum over the slots         (10 lines)
 - store the sum                                                                           (1 line)

@@ -34,7 +34,8 @@ Budget: e, k and v read once per edge, e_out written once, q read once per node.
 
 Hints
 - feature offsets and masks for [H_PAD, D_PAD], as in puzzle 8                          (4 lines)
-- per node: its slot range, its q row loaded once, zeroed numerator and denominator     (7 lines)
+- per node, as in puzzle 8 (`if node < N:`): its slot range, its q row loaded once, zeroed
+  numerator and denominator                                                              (7 lines)
 - per block of slots: edge ids and sources, then k[src] and e[edge]; the clipped product
   times e is e_out, stored at the edge ids; the clipped row sum gives the logits         (12 lines)
 - weights = exp(logits), set to 0 on masked slots with tl.where; accumulate w * v[src] and w   (6 lines)

@@ -12,7 +12,7 @@ You will learn
 The math, with D features per head and scale 1 / sqrt(D)
     s[i, j] = q[i, :] . k[j, :] / sqrt(D)
     o[i, :] = sum_j exp(s[i, j] - m[i]) v[j, :] / sum_j exp(s[i, j] - m[i]),    m[i] = max_j s[i, j]
-Per key block (m = -inf, l = 0, acc = 0 at the start):
+Per key block (pseudo-code; m = -inf, l = 0, acc = 0 at the start):
     m_new = max(m, rowmax(s));  alpha = exp(m - m_new);  p = exp(s - m_new)
     l = l * alpha + rowsum(p);  acc = acc * alpha + p @ v_block;  m = m_new
 and o = acc / l at the end.
@@ -35,9 +35,11 @@ o is written once.
 
 Hints
 - the query block: offsets and mask, loaded once as a [BQ, D] 16-bit block                (4 lines)
-- m = -inf, l = 0 per query; a float32 [BQ, D] accumulator                                 (3 lines)
+- m and l as float32 blocks of BQ (`tl.full([BQ], float("-inf"), dtype=tl.float32)`,
+  `tl.zeros([BQ], dtype=tl.float32)`); a float32 [BQ, D] accumulator                        (3 lines)
 - a `tl.range` loop over key blocks: load k and v [BK, D], scores by tl.dot, -inf on keys
-  past T, then the online update with exp2 (exp(x) = exp2(x * log2(e)))                     (13 lines)
+  past T, then the online update with `tl.maximum` and exp2 (exp(x) = exp2(x * log2(e)),
+  with log2(e) a literal or a `tl.constexpr`, as in puzzle 4)                               (13 lines)
 - store acc / l                                                                             (1 line)
 
 Grade it:  python -m grader 12

@@ -45,7 +45,8 @@ products are `tl.dot` calls (two per TCB); o is written once, after the TCB loop
 
 Hints
 - the window from window_order; its 16 rows of q as one [16, D] block, loaded once         (5 lines)
-- m = -inf, l = 0 per row, a float32 [16, D] accumulator; the window's TCB range            (5 lines)
+- m and l as float32 blocks of 16, one value per row (`tl.full([16], float("-inf"), dtype=tl.float32)`,
+  `tl.zeros([16], dtype=tl.float32)`), a float32 [16, D] accumulator; the window's TCB range  (5 lines)
 - per TCB: its 16 columns and 16 row masks; the [16, 16] edge bitmap
   ((mask[:, None] >> slot[None, :]) & 1); gather k and v rows by column; scores by tl.dot,
   -inf off the bitmap                                                                       (9 lines)

@@ -10,7 +10,9 @@ The math, for each row r (m and d are numbers, one per row)
     d[r] = sum_t exp(x[r, t] - m[r])             pass 2: read x again
     z[r, t] = exp(x[r, t] - m[r]) / d[r]         pass 3: read x a third time, write z
 exp(a) equals exp2(a * log2(e)), with log2(e) = 1.4426950408889634; exp2 is the faster hardware
-instruction, and tl.exp is built on it.
+instruction, and tl.exp is built on it. In a kernel the constant must be a literal or a constexpr:
+`LOG2E: tl.constexpr = 1.4426950408889634` inside the kernel, or `LOG2E = tl.constexpr(1.4426950408889634)`
+at module level. A plain global `LOG2E = 1.44...` runs in the interpreter but does not compile for a GPU.
 
 Spec (the grader's copy is in grader/specs.py)
     def softmax(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0 T"]:
@@ -23,8 +25,10 @@ Program `pid` owns rows pid*B0 .. pid*B0 + B0-1 and walks them B1 columns at a t
 Budget: x is read at most 3 times.
 
 Hints
-- rows, their mask, and the row max starting at -inf                       (3 lines)
-- pass 1: a tl.range loop; load with `other=-float("inf")`, fold in the max  (5 lines)
+- rows, their mask, and the row max as a block of B0 starting at -inf:
+  `tl.full([B0], float("-inf"), dtype=tl.float32)`                         (3 lines)
+- pass 1: a tl.range loop; load with `other=-float("inf")`, fold in the max with
+  `tl.maximum(row_max, tl.max(x, axis=1))` (not Python's max)              (5 lines)
 - pass 2: a second loop summing exp(x - m); padded lanes give exp(-inf) = 0  (5 lines)
 - pass 3: a third loop that stores exp(x - m) / d                          (5 lines)
 - on a GPU with triton 3.6, broadcast the max once after pass 1 (`m = row_max[:, None]`) and use m

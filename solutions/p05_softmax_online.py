@@ -5,7 +5,7 @@ You will learn
 - why the running sum must be rescaled whenever the max grows;
 - how that saves a whole pass over x: 2 reads instead of 3, which is what makes it fast.
 
-The math, for each row (m and d are numbers per row; start with m = -inf, d = 0)
+The math, for each row (pseudo-code: m and d hold one number per row, starting at -inf and 0)
     for each block b of the row:
         m_new = max(m, max(x_b))
         d     = d * exp(m - m_new) + sum(exp(x_b - m_new))     d was a sum of exp(x - m):
@@ -23,8 +23,12 @@ What you write: the body of `softmax_online_kernel`. The launcher is given.
 Budget: x is read at most 2 times. A three-pass kernel (puzzle 4) fails here.
 
 Hints
-- rows, their mask, m = -inf and d = 0 per row                              (4 lines)
-- loop 1: load, m_new, rescale d and add this block's sum, m = m_new        (7 lines)
+- rows, their mask, and m and d as blocks of B0, one value per row:
+  `tl.full([B0], float("-inf"), dtype=tl.float32)` and `tl.zeros([B0], dtype=tl.float32)`
+  (a scalar `m = -float("inf")` runs in the interpreter but does not compile for a GPU,
+  because the loop turns it into a block)                                   (4 lines)
+- loop 1: load, `m_new = tl.maximum(m, tl.max(x, axis=1))` (not Python's max), rescale d
+  and add this block's sum, m = m_new                                       (7 lines)
 - loop 2: load again and store exp(x - m) / d                               (5 lines)
 
 Grade it:  python -m grader 5

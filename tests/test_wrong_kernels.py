@@ -126,8 +126,8 @@ MUTATIONS = [
     # puzzle 8
     Mutation(8, "forgot the epsilon", "num / (den[:, None] + 1e-6)", "num / den[:, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
-    Mutation(8, "off by one at the column-pointer end", "end = tl.load(col_ptr_ptr + node + 1, mask=real, other=0)",
-             "end = tl.load(col_ptr_ptr + node + 1, mask=real, other=0) + 1", "out_of_bounds",
+    Mutation(8, "off by one at the column-pointer end", "end = tl.load(col_ptr_ptr + node + 1)",
+             "end = tl.load(col_ptr_ptr + node + 1) + 1", "out_of_bounds",
              "out-of-bounds load on edge_id"),
     Mutation(8, "ignores edge_id", "edges = tl.load(edge_id_ptr + slots, mask=slot_ok, other=0)", "edges = slots",
              "mismatch", "edge features were read in slot order"),
