@@ -11,7 +11,8 @@ The stub keeps everything else and puts a short placeholder in its place: ``pass
 the marker says ``# >>> solution (launcher): ...``.
 
 The notebooks' exercise cells hold the same stub code (the puzzle file after its docstring), and
-are committed without outputs; this module checks and writes those too.
+are committed without outputs; this module checks and writes those too. The other cells keep their
+stored outputs (tests/test_notebooks.py checks that those are current).
 
     python -m grader.stubs           exit 1 if puzzles/ or a notebook differs from the stubs (CI runs this)
     python -m grader.stubs --write   rewrite them from solutions/ (maintainers: it overwrites your work!)
@@ -71,16 +72,18 @@ def _cell_lines(text: str) -> list[str]:
 
 
 def _notebook_text(path, stubs: dict) -> str:
-    """The notebook at `path` with every exercise cell set to its stub and every output cleared."""
+    """The notebook at `path` with every exercise cell set to its stub, without outputs."""
     notebook = json.loads(path.read_text())
     for cell in notebook["cells"]:
         if cell["cell_type"] != "code":
             continue
-        cell["outputs"], cell["execution_count"] = [], None
+        cell["execution_count"] = None
         tags = cell.get("metadata", {}).get("tags", [])
         number = next((int(t.removeprefix("puzzle-")) for t in tags if t.startswith("puzzle-")), None)
-        if "exercise" in tags and number in stubs:
-            cell["source"] = _cell_lines(code_part(stubs[number]))
+        if "exercise" in tags:
+            cell["outputs"] = []  # the learner's work: never committed with a result
+            if number in stubs:
+                cell["source"] = _cell_lines(code_part(stubs[number]))
     return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -107,7 +110,8 @@ def main(argv=None) -> int:
             path.write_text(files[path])
             print(f"wrote {path.relative_to(ROOT)}")
         else:
-            print(f"{path.relative_to(ROOT)} differs from the stubs (or has outputs): python -m grader.stubs --write",
+            print(f"{path.relative_to(ROOT)} differs from the stubs (or an exercise cell has outputs): "
+                  "python -m grader.stubs --write",
                   file=sys.stderr)
     return 1 if stale and not args.write else 0
 

@@ -28,8 +28,12 @@ Spec (the grader's copy is in grader/specs.py)
 What you write: the body of `attention_kernel`. The launcher is given: one program per BQ
 queries. D is a power of two from 16 to 256, so a row of q, k or v is one block.
 - `tl.dot` needs 16-bit operands on both sides to use tensor cores: cast p to v's dtype
-  (`p.to(v.dtype)`) before `tl.dot(p, v)`; a float32 `tl.dot` would run as TF32.
-- keys past T must get a score of -inf (not 0), so they add nothing to the sums.
+  (`p.to(v.dtype)`) before `tl.dot(p, v)`; a float32 `tl.dot` would run as TF32, and the grader
+  rejects a float32 operand.
+- keys past T must get a score of -inf (not 0), so they add nothing to the sums, and they must get
+  it BEFORE the row max: masked after the max, the padded keys (score q . 0 = 0) take part in it,
+  and a row whose real scores are all far below 0 gets m = 0, weights that underflow to 0, and
+  0 / 0 = NaN.
 Budget: each program reads every k and v element once; both products are `tl.dot` calls;
 o is written once.
 
@@ -38,7 +42,7 @@ Hints
 - m and l as float32 blocks of BQ (`tl.full([BQ], float("-inf"), dtype=tl.float32)`,
   `tl.zeros([BQ], dtype=tl.float32)`); a float32 [BQ, D] accumulator                        (3 lines)
 - a `tl.range` loop over key blocks: load k and v [BK, D], scores by tl.dot, -inf on keys
-  past T, then the online update with `tl.maximum` and exp2 (exp(x) = exp2(x * log2(e)),
+  past T (before the max), then the online update with `tl.maximum` and exp2 (exp(x) = exp2(x * log2(e)),
   with log2(e) a literal or a `tl.constexpr`, as in puzzle 4)                               (13 lines)
 - store acc / l                                                                             (1 line)
 

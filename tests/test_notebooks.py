@@ -1,14 +1,31 @@
-"""The chapter notebooks run top to bottom.
+"""The chapter notebooks run top to bottom, and their stored outputs are current.
 
 Each notebook is executed twice, in a fresh kernel with the interpreter forced: with every exercise
 cell holding its stub, where every check reports "not started", and with every exercise cell
 replaced by its reference solution, where every check reports "Solved". The cells are set by the
 test, so a learner's own work in the notebooks does not change the result. That the committed
-cells equal the stubs, without outputs, is checked by `python -m grader.stubs` (CI runs it).
+cells equal the stubs, with no output in an exercise cell, is checked by `python -m grader.stubs`
+(CI runs it).
+
+Every other code cell keeps its output in the committed notebook, so that the figures and tables
+show on GitHub without a run. The run with stubs is the notebook as committed, so its outputs are
+the ones to store; the same run checks them (no third execution). Text must match exactly: streams,
+and text, HTML and SVG data. Left out of the comparison: execution counts, memory addresses
+(`0x` and 8 or more hex digits), and binary images (a matplotlib plot, where matplotlib is installed:
+its bytes change with the library's version). In a cell tagged `numbers-vary`, digits are left out
+too, and only the words and layout must match: its printed errors come from float32 sums and
+products whose last bits depend on the CPU's vector width and BLAS library. No cell prints a timing
+or an unseeded random number; a GPU-only cell prints, here, that it skipped, and the GPU results a
+notebook shows come from the JSON files recorded in docs/bench/. After changing a notebook, store
+its outputs with
+
+    STORE_NOTEBOOK_OUTPUTS=1 pytest tests/test_notebooks.py -k stored_outputs
 
     pytest -m notebook
 """
 
+import json
+import os
 import re
 from pathlib import Path
 
@@ -32,6 +49,10 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 CELL_TIMEOUT = 600  # seconds, for a slow machine: the slowest cell takes a few seconds here
 CHECK = re.compile(r"^grader\.check\((\d+), (\w+)\);$")
+STORE = os.environ.get("STORE_NOTEBOOK_OUTPUTS") == "1"  # write fresh outputs instead of comparing them
+ADDRESS = re.compile(r"0x[0-9a-f]{8,}")  # an object's id, as in "<function f at 0x7f3a2c1b5e40>"
+BINARY_IMAGES = ("image/png", "image/jpeg", "image/gif")
+DIGITS = re.compile(r"\d")
 
 
 class ThisPython(KernelSpecManager):
@@ -87,7 +108,7 @@ def execute(notebook, monkeypatch):
     # Forced so that a GPU machine runs the same interpreter checks (and skips the benchmark cell).
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     manager = KernelManager(kernel_name="python3", kernel_spec_manager=ThisPython())
-    client = nbclient.NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT,
+    client = nbclient.NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, coalesce_streams=True,
                                      resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()  # raises CellExecutionError, with the cell and its traceback, if any cell fails
     return check_outputs(notebook)
@@ -108,14 +129,91 @@ def _with_exercises(chapter, code_for):
     return notebook
 
 
+@pytest.fixture(scope="module", params=CHAPTERS)
+def run_with_stubs(request):
+    """(chapter, the executed notebook, its check outputs) with every exercise cell holding its stub: the
+    notebook as committed. Module-scoped, so the two tests below share one execution per chapter."""
+    notebook = _with_exercises(request.param, lambda n: code_part(make_stub(solution(n), n)))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        checks = execute(notebook, monkeypatch)
+    return request.param, notebook, checks
+
+
 @requires_interpreter
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_notebook_with_stubs_reports_not_started(chapter, monkeypatch):
-    notebook = _with_exercises(chapter, lambda n: code_part(make_stub(solution(n), n)))
-    outputs = execute(notebook, monkeypatch)
+def test_notebook_with_stubs_reports_not_started(run_with_stubs):
+    chapter, _, outputs = run_with_stubs
     assert sorted(outputs) == [p.number for p in puzzles_of(chapter)]
     for number, text in outputs.items():
         assert "not started" in text and "Traceback" not in text, f"puzzle {number}:\n{text}"
+
+
+def _lines(text):
+    """Text as a list of lines, the way Jupyter writes it, so that a changed line is a one-line diff."""
+    return text.splitlines(keepends=True) if isinstance(text, str) else text
+
+
+def stored_form(outputs) -> list[dict]:
+    """Outputs as the notebook stores them: plain dicts, text as lists of lines, no execution counts."""
+    stored = []
+    for output in outputs:
+        output = json.loads(json.dumps(output))  # a NotebookNode as plain dicts
+        if "text" in output:
+            output["text"] = _lines(output["text"])
+        for kind, value in output.get("data", {}).items():
+            if kind.startswith("text/") or kind == "image/svg+xml":
+                output["data"][kind] = _lines(value)
+        if "execution_count" in output:
+            output["execution_count"] = None
+        stored.append(output)
+    return stored
+
+
+def comparable(outputs, tags=()) -> list:
+    """What a fresh run must reproduce exactly: every text output, with memory addresses masked (and every
+    digit, in a cell tagged numbers-vary)."""
+    kept = []
+    for output in stored_form(outputs):
+        data = output.get("data", {})
+        if any(kind in data for kind in BINARY_IMAGES):
+            continue  # a matplotlib figure: its bytes depend on the library's version
+        text = json.dumps({key: value for key, value in output.items() if key != "metadata"}, sort_keys=True)
+        text = ADDRESS.sub("0x…", text)
+        kept.append(DIGITS.sub("#", text) if "numbers-vary" in tags else text)
+    return kept
+
+
+def _first_line(cell) -> str:
+    return "".join(cell["source"]).strip().splitlines()[0]
+
+
+def _store(path: Path, committed: dict, fresh) -> None:
+    for cell, ran in zip(committed["cells"], fresh.cells):
+        if cell["cell_type"] == "code" and "exercise" not in cell["metadata"].get("tags", []):
+            cell["outputs"] = stored_form(ran.outputs)
+    # The layout `python -m grader.stubs` writes, so that the two never disagree about a notebook's text.
+    path.write_text(json.dumps(committed, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@requires_interpreter
+def test_stored_outputs_are_current(run_with_stubs):
+    chapter, fresh, _ = run_with_stubs
+    path = NOTEBOOKS / f"{chapter}.ipynb"
+    committed = json.loads(path.read_text())
+    assert len(committed["cells"]) == len(fresh.cells)
+    if STORE:
+        _store(path, committed, fresh)
+        return
+    stale = []
+    for index, (cell, ran) in enumerate(zip(committed["cells"], fresh.cells)):
+        if cell["cell_type"] != "code":
+            continue
+        tags = cell["metadata"].get("tags", [])
+        if "exercise" in tags:
+            assert not cell["outputs"], f"cell {index} is an exercise cell: it is committed without output"
+        elif comparable(cell["outputs"], tags) != comparable(ran.outputs, tags):
+            stale.append(f"cell {index} ({_first_line(cell)})")
+    assert not stale, (f"{path.name}: the stored outputs of {', '.join(stale)} differ from a fresh run; store them "
+                       "with STORE_NOTEBOOK_OUTPUTS=1 pytest tests/test_notebooks.py -k stored_outputs")
 
 
 @requires_interpreter
@@ -125,3 +223,31 @@ def test_notebook_with_solutions_solves_every_puzzle(chapter, monkeypatch):
     assert sorted(outputs) == [p.number for p in puzzles_of(chapter)]
     for number, text in outputs.items():
         assert "Solved" in text, f"puzzle {number}:\n{text}"
+
+
+def test_the_comparison_ignores_counts_addresses_and_plots_but_not_text():
+    stored = [{"output_type": "execute_result", "execution_count": None, "metadata": {},
+               "data": {"text/plain": ["<function f at 0x7f3a2c1b5e40>"]}},
+              {"output_type": "stream", "name": "stdout", "text": ["row 16   0x0018\n", "row 17   0x0027\n"]}]
+    fresh = [{"output_type": "execute_result", "execution_count": 7, "metadata": {},
+              "data": {"text/plain": "<function f at 0x7f00dd2e1a30>"}},
+             {"output_type": "display_data", "metadata": {},
+              "data": {"image/png": "iVBOR...", "text/plain": "<Figure>"}},
+             {"output_type": "stream", "name": "stdout", "text": "row 16   0x0018\nrow 17   0x0027\n"}]
+    assert comparable(stored) == comparable(fresh)
+    fresh[2]["text"] = "row 16   0x0018\nrow 17   0x0028\n"  # one tcb_mask value changed: a stale table
+    assert comparable(stored) != comparable(fresh)
+    assert comparable(stored, ["numbers-vary"]) == comparable(fresh, ["numbers-vary"])
+    fresh[2]["text"] = "row 16   0x0018\nrow 17 = 0x0027\n"  # but words and layout still count
+    assert comparable(stored, ["numbers-vary"]) != comparable(fresh, ["numbers-vary"])
+
+
+def test_the_bsb_figure_is_the_notebooks_own_drawing():
+    """notebooks/figures/bsb_format.svg is what the cell that draws it stored, plus a <title>: the picture in the
+    text cannot drift from the code that draws it (`test_stored_outputs_are_current` keeps that output current)."""
+    cell = next(c for c in read("04_tensor_cores").cells if c.get("id") == "bsb-picture")
+    drawn = "".join(next(o for o in cell.outputs if "image/svg+xml" in o.get("data", {}))["data"]["image/svg+xml"])
+    figure = (NOTEBOOKS / "figures" / "bsb_format.svg").read_text()
+    assert re.sub(r"<title>.*</title>\n", "", figure).strip() == drawn.strip(), (
+        "figures/bsb_format.svg differs from the output of the notebook's bsb-picture cell: copy that output into it "
+        "(keeping the <title> line)")
