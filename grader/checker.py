@@ -179,7 +179,10 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
          "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
         (lambda: _last_block_only(bad, blocks),
          "only the last, partial block is wrong: check the mask for the lanes past the end"),
-        (lambda: _first_block_only(bad, blocks),
+        (lambda: bad.dim() == 1 and _first_block_only(bad, blocks),
+         "only the first block is right: every program computed block 0. Start each program's block at "
+         "tl.program_id(0) * B0"),
+        (lambda: bad.dim() > 1 and _first_block_only(bad, blocks),
          "only the first block along the row is right: does the loop (or the grid) cover all of it?"),
         (lambda: _first_rows_only(bad, blocks),
          "only the first block of rows is right: offset by tl.program_id(0) * B0"),
@@ -195,3 +198,36 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
         except Exception:  # a hint is a guess; a guess that cannot be made is no hint, never a crash
             continue
     return None
+
+
+# -- every output of a case ----------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    """Why a case's outputs are wrong, ready for a CaseResult."""
+    reason: str  # mismatch or never_written: that of the first wrong output
+    message: str  # every wrong output's lines, in the spec's order
+    hint: str | None  # the first hint that fits a wrong output, in the same order
+    errors: list[dict]  # the first wrong output's mismatching elements
+
+
+def check_outputs(names, outputs, expected, written, tolerances, inputs: Mapping[str, torch.Tensor],
+                  blocks: Mapping[str, int], puzzle_hints=()) -> Verdict | None:
+    """Compare every output with its reference; None when all are right.
+
+    Every wrong output is reported, not only the first: one mistake upstream of several outputs (a missing
+    scale changes e_out and h alike) shows in each, and that pattern is itself a clue."""
+    diagnoses = []
+    for name, value, exp, was_written, tolerance in zip(names, outputs, expected, written, tolerances):
+        allowed = tolerance.allowed(inputs, exp)
+        diagnosis = compare(name, value, exp, allowed, was_written, tolerance)
+        if diagnosis is not None:
+            diagnoses.append((diagnosis, value, exp, allowed))
+    if not diagnoses:
+        return None
+    first = diagnoses[0][0]
+    hints = (hint(value, exp, allowed, diagnosis, blocks, inputs, puzzle_hints)
+             for diagnosis, value, exp, allowed in diagnoses)
+    return Verdict("mismatch" if first.wrong else "never_written",
+                   "\n".join(line for diagnosis, *_ in diagnoses for line in diagnosis.lines),
+                   next((text for text in hints if text), None), first.listed)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import secrets
 import sys
@@ -17,6 +16,7 @@ examples:
   python -m grader 4                    grade puzzle 4 (or: python -m grader softmax_three_loop)
   python -m grader --all --impl solutions
   python -m grader 4 --file student.py --json
+  python -m grader 4 --file student.py --gradescope results.json
   python -m grader bench 4 5            GPU benchmarks (needs a GPU)
 
 exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="grade your files in puzzles/ (default) or the reference solutions/")
     parser.add_argument("--file", metavar="PATH", help="grade the launcher defined in this Python file")
     parser.add_argument("--json", action="store_true", help="print machine-readable results (docs/json.md)")
+    parser.add_argument("--gradescope", metavar="FILE",
+                        help="also write a Gradescope results.json: one test per puzzle, its report as output")
     parser.add_argument("--seed", type=int, help="replay the random cases of an earlier run")
     parser.add_argument("--interpret", action="store_true", help="use the interpreter even on a GPU")
     parser.add_argument("-v", "--verbose", action="store_true", help="show every failing case in full")
@@ -48,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         from . import bench
 
         return bench.main(argv[1:])
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show prints as '?', not a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     parser = _parser()
     args = parser.parse_args(argv)
     if args.all and args.puzzles:
@@ -56,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--file needs a puzzle: python -m grader 4 --file student.py")
     if args.file and args.impl != "puzzles":
         parser.error("--file and --impl are alternatives")
+    if args.gradescope and not (args.puzzles or args.all):
+        parser.error("--gradescope needs a puzzle: python -m grader 4 --file student.py --gradescope results.json")
+    if args.gradescope and not os.path.isdir(os.path.dirname(os.path.abspath(args.gradescope))):
+        parser.error(f"--gradescope {args.gradescope}: its folder does not exist")
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
 
@@ -82,26 +91,34 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.file:
         env.notice(f"note: --file runs the code in {args.file} with your permissions; "
-                   "grade untrusted submissions inside a container.")
+                   "grade untrusted submissions inside a container (scripts/grade_submission.sh).")
 
-    from . import progress, report, runner
+    from . import gradescope, progress, report, runner, safe_output
 
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
     if not args.file:
         progress.record(results, args.impl)
+    texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose) for r in results]
+    if args.gradescope:
+        gradescope.write(args.gradescope, gradescope.from_results(results, texts))
+    sys.stderr.flush()  # the notices (and the submission's prints) come before the report, also when piped
     if args.json:
-        print(json.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
-                          "versions": env.versions(), "seed": seed,
-                          "results": [r.to_json() for r in results]}, indent=1))
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
+                                 "versions": env.versions(), "seed": seed,
+                                 "results": [r.to_json() for r in results]}, indent=1))
     else:
-        for result in results:
-            replay = _replay(result.puzzle, args, seed)
-            print(report.format_result(result, replay.split(" --seed")[0], replay, args.verbose))
-            print()
+        print("\n\n".join(texts) + "\n")
         if len(results) > 1:
             print(report.format_summary(results))
+    sys.stdout.flush()
     return 0 if all(r.status == "passed" for r in results) else 1
+
+
+def _rerun_and_replay(number: int, args, seed: int) -> tuple[str, str]:
+    """The commands that grade this puzzle again: with fresh cases, and with the same seed."""
+    replay = _replay(number, args, seed)
+    return replay.split(" --seed")[0], replay
 
 
 def _replay(number: int, args, seed: int) -> str:
@@ -117,13 +134,13 @@ def _replay(number: int, args, seed: int) -> str:
 
 
 def _table(args) -> int:
-    from . import progress, report
+    from . import progress, report, safe_output
 
     rows = progress.rows(args.impl)
     if args.json:
-        print(json.dumps({"schema": "triton-attention-puzzles/progress/1", "impl": args.impl,
-                          "puzzles": [{"puzzle": n, "slug": s, "title": t, "status": st} for n, s, t, st in rows]},
-                         indent=1))
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/progress/1", "impl": args.impl,
+                                 "puzzles": [{"puzzle": n, "slug": s, "title": t, "status": st}
+                                             for n, s, t, st in rows]}, indent=1))
     else:
         print(report.format_table(rows, args.impl))
     return 0

@@ -7,14 +7,19 @@ so a new argument in a later triton release does not break us; we only read the 
 that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one).
 
 What the wrappers do while a ``Recorder`` is active:
-- map every pointer to the tensor argument it came from (a tag carried through the builder's
-  ops, or the tensor that holds most of its lanes);
-- before a load, store or atomic runs, check each unmasked lane lies inside that tensor; an
+- map every pointer to the tensor argument(s) it came from (a tag carried through the builder's
+  ops, or the tensor that holds most of its lanes); ``tl.where`` between pointers into two
+  tensors carries both, and each lane is then judged against the one it falls in;
+- before a load, store or atomic runs, check each unmasked lane lies inside its tensor; an
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
-- count the unmasked lanes per tensor, and mark which elements were stored;
+- count the distinct elements each load or store touches per tensor (a GPU coalesces duplicate
+  lanes into one access), in all and per program, and mark which elements were stored;
+- record, per launch, which program stored each element: two programs storing one element, or a
+  program loading what another stored, is a race on a GPU (atomics are exempt);
 - give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
   as undefined as they are on a GPU, where the interpreter would quietly give 0;
-- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects);
+- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects),
+  and note where, so the learner can write a mask that runs without the grader;
 - count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
   least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
   raw bits).
@@ -26,6 +31,7 @@ checking values only.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import inspect
 import linecache
@@ -49,10 +55,19 @@ class AccessViolation(Exception):
     """Raised inside the interpreter to stop a kernel before an out-of-bounds access runs."""
 
 
+class OverBudget(Exception):
+    """Raised inside the interpreter to stop a kernel as soon as the recorded traffic exceeds a budget."""
+
+
 class DotTooSmall(Exception):
     """A ``tl.dot`` the interpreter could run but the GPU compiler rejects."""
 
 
+class DotNot16Bit(Exception):
+    """A ``tl.dot`` with an operand that is not 16-bit, in a puzzle whose lesson is 16-bit tensor-core products."""
+
+
+WATCH_EVERY = 256  # accesses between two budget checks while a program runs (a check costs about one access)
 MIN_DOT = 16  # the GPU's smallest tl.dot dimension for 16-bit operands (we hold every dtype to it)
 
 
@@ -63,10 +78,13 @@ class Region:
     start: int
     numel: int
     itemsize: int
+    shape: tuple = ()
+    floating: bool = True  # a floating-point tensor (else an integer or boolean one: indices, pointers)
+    given: bool = False  # an input the grader passed (watched by name), not a tensor the launcher made
     params: list[str] = field(default_factory=list)  # kernel parameter names it was passed as
-    loads: int = 0
-    stores: int = 0
-    atomics: int = 0
+    loads: int = 0  # distinct elements per load, summed over loads
+    stores: int = 0  # distinct elements per store, summed over stores
+    atomics: int = 0  # atomic lanes (each one updates)
     written: np.ndarray = None  # one flag per element: stored to (or atomically updated) at least once
 
     def __post_init__(self):
@@ -79,6 +97,12 @@ class Region:
     def describe(self) -> str:
         passed = [p for p in self.params if p != self.label]
         return f"{self.label} (passed as {', '.join(passed)})" if passed else self.label
+
+    def element(self, index: int) -> str:
+        """'out[3, 1, 7]': an element by its index in the tensor's own shape."""
+        if self.shape and int(np.prod(self.shape)) == self.numel:
+            index = ", ".join(str(int(i)) for i in np.unravel_index(index, self.shape))
+        return f"{self.label}[{index}]"
 
 
 @dataclass
@@ -106,16 +130,48 @@ class Violation:
     where: str         # file:line of the kernel code
     code: str          # that line's source
     shape: tuple = ()  # the shape of the block of pointers
+    others: tuple = ()  # further tensors the pointer may point into (tl.where between pointers)
 
     def message(self) -> str:
         if self.region is None:
             target = f"out-of-bounds {self.kind}: the pointer does not point into any tensor argument"
         else:
             offs = ", ".join(str(o) for o in self.offsets)
-            target = (f"out-of-bounds {self.kind} on {self.region.describe()}: {self.lanes} of {self.active} "
+            either = "".join(f" or {r.describe()}" for r in self.others)
+            target = (f"out-of-bounds {self.kind} on {self.region.describe()}{either}: {self.lanes} of {self.active} "
                       f"unmasked lanes outside it (offsets {offs}; valid 0..{self.region.numel - 1})")
         return (f"{target}\n  in program {self.program} at {self.where}: {self.code}\n"
                 "  (the kernel was stopped before this access ran; later loads and stores were not checked)")
+
+
+@dataclass
+class Race:
+    """Two programs of one launch touched one element without atomics, and one of them stored it."""
+    kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored
+    region: Region
+    element: int
+    first: tuple  # the program that stored it first
+    second: tuple  # the program that stored or loaded it after
+    where: str
+    code: str
+
+    def message(self) -> str:
+        name = self.region.element(self.element)
+        if self.kind == "write":
+            what = (f"programs {self.first} and {self.second} both wrote {name}; on a GPU they run at the same "
+                    "time, so one update can be lost")
+        else:
+            what = (f"program {self.second} read {name}, which program {self.first} wrote in the same launch; on a "
+                    "GPU they run at the same time, so it may read the value from before that store")
+        return (f"{what}: use tl.atomic_add to add into shared elements (or give each element to one program)"
+                f"\n  at {self.where}: {self.code}")
+
+
+MASK_FIX_ADVICE = (
+    "the stock interpreter of triton 3.9 (without the grader) rejects this mask with \"mask has unsupported "
+    "dtype\": a scalar condition (like `node < N`) combined with a block by `&` becomes int32 there. Make the "
+    "condition a block first, e.g. `tl.where(node < N, block_mask, False)`, or compare a block: "
+    "`tl.full([B], node, tl.int32) < N`, or skip the work with `if node < N:`. The GPU runs every form.")
 
 
 class Recorder:
@@ -124,18 +180,41 @@ class Recorder:
     def __init__(self):
         self.regions: list[Region] = []
         self.violation: Violation | None = None
+        self.race: Race | None = None  # the first race seen (a double store wins over a read)
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
         self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
+        self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
         self.launches: list[Launch] = []
+        # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
+        self.program_loads: dict[tuple, dict[Region, int]] = {}
+        self.program_stores: dict[tuple, dict[Region, int]] = {}
+        self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
+        self._grid_launches = 0
+        self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
+        self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
+        # Set by the grader: the budget already exceeded, or None. Asked at each program's start and every
+        # WATCH_EVERY accesses, so a kernel far over budget stops early instead of running into the time limit.
+        self.watchdog = None
+        self.over_budget: str | None = None
+        # Set by the grader where the lesson is tensor cores: tl.dot operands must be 16-bit. A float32 operand
+        # runs as TF32 on the GPU, and float16 converts to TF32 exactly, so no tolerance could see it.
+        self.dots_16bit = False
+        self._accesses_since_watch = 0
 
     # -- regions ----------------------------------------------------------------------
     def watch(self, label: str, tensor) -> Region:
-        """Name a tensor before the launcher runs, so counts and reports use the spec's names."""
+        """Name an input before the launcher runs, so counts and reports use the spec's names."""
+        region = self._region_for_tensor(label, tensor)
+        region.given = True
+        return region
+
+    def _region_for_tensor(self, label: str, tensor) -> Region:
         region = self.region_of(tensor)
         if region is None:
-            region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size())
+            region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size(), tuple(tensor.shape),
+                            tensor.is_floating_point())
             self.regions.append(region)
         return region
 
@@ -145,6 +224,18 @@ class Recorder:
         for region in self.regions:
             if region.start == start and region.numel == numel and region.itemsize == tensor.element_size():
                 return region
+        return None
+
+    def stored_view(self, tensor) -> tuple[Region, np.ndarray] | None:
+        """The region a kernel stored into that holds every element of `tensor` (the tensor itself, or a slice
+        or view of it), with one written flag per element of `tensor` in its order; None if there is none.
+        Judged by storage: a launcher may return `buf[:n]` of a bigger buffer its kernel wrote."""
+        exact = self.region_of(tensor)
+        for region in ([exact] if exact is not None else []) + [r for r in self.regions if r is not exact]:
+            if (region.stores or region.atomics) and region.itemsize == tensor.element_size():
+                elements = _elements_in(tensor, region)
+                if elements is not None:
+                    return region, region.written[elements]
         return None
 
     def _launch(self, fn, arg_names, args, kwargs, grid):
@@ -157,9 +248,29 @@ class Recorder:
         for name, value in bound.items():
             base = getattr(value, "base", None) if type(value).__name__ == "TensorDescriptor" else value
             if hasattr(base, "data_ptr") and hasattr(base, "numel"):
-                region = self.watch(name.removesuffix("_ptr"), base)  # a tensor the grader did not name
+                region = self._region_for_tensor(name.removesuffix("_ptr"), base)  # a tensor the grader did not name
                 if name not in region.params:
                     region.params.append(name)
+
+    def _start_grid(self):
+        """A launch begins: programs of earlier launches cannot race with its programs."""
+        self._grid_launches += 1
+        self._programs_of_launch = []
+        self._stored_by = {}
+
+    def _start_program(self, program: tuple):
+        self.program = program
+        self._programs_of_launch.append(program)
+        self._watch()
+
+    def _watch(self):
+        """Stop the kernel (OverBudget) if the watchdog finds a budget exceeded by the counts so far."""
+        self._accesses_since_watch = 0
+        if self.watchdog is not None and self.over_budget is None:
+            problem = self.watchdog()
+            if problem:
+                self.over_budget = problem
+                raise OverBudget(problem)
 
     def _classify(self, handle, active=None) -> Region | None:
         """The region most of this pointer's lanes fall in (for a scalar pointer: the one holding it).
@@ -177,52 +288,158 @@ class Recorder:
                 best, best_count = region, inside
         return best
 
-    def _region_for(self, handle, active=None) -> Region | None:
+    def _regions_for(self, handle, active=None) -> tuple[Region, ...]:
+        """The tensors this pointer was built from: one, or several where tl.where chose between pointers."""
         tagged = getattr(handle, "attr", {}).get(_TAG)
         if tagged is not None and tagged[0] is self:
             return tagged[1]
-        return self._classify(handle, active)
+        region = self._classify(handle, active)
+        return () if region is None else (region,)
 
     # -- accesses ---------------------------------------------------------------------
-    def _access(self, kind: str, ptrs, mask):
+    def _access(self, kind: str, ptrs, mask, value=None):
+        """Check and count one load, store (of `value`) or atomic, before it runs."""
+        self._accesses_since_watch += 1
+        if self._accesses_since_watch >= WATCH_EVERY:
+            self._watch()
         data = np.asarray(ptrs.data)
         active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
             np.asarray(mask.data, dtype=bool), data.shape)
-        addrs = data[active].astype(np.uint64)
-        region = self._region_for(ptrs, active)
-        if region is None:
+        addrs = data[active].astype(np.int64)
+        values = None if value is None else np.broadcast_to(np.asarray(value.data), data.shape)[active]
+        regions = self._regions_for(ptrs, active)
+        if not regions:
             if addrs.size:
                 self._stop(kind, None, addrs.size, addrs.size, [], data.shape)
             return
-        offsets = addrs.astype(np.int64) - np.int64(region.start)
-        bad = (offsets < 0) | (offsets >= region.numel * region.itemsize) | (offsets % region.itemsize != 0)
+        owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
+        for index, region in enumerate(regions):
+            offsets = addrs - np.int64(region.start)
+            inside = (owner < 0) & (offsets >= 0) & (offsets < region.numel * region.itemsize) \
+                & (offsets % region.itemsize == 0)
+            owner[inside] = index
+        bad = owner < 0
         if bad.any():
-            first = sorted(set((offsets[bad] // region.itemsize).tolist()))[:4]
-            self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape)
-        elements = offsets // region.itemsize
-        if kind == "load":
-            region.loads += elements.size
-        elif kind == "store":
-            region.stores += elements.size
-            region.written[elements] = True
-        else:
+            region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
+            first = sorted(set(((addrs[bad] - np.int64(region.start)) // region.itemsize).tolist()))[:4]
+            self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape,
+                       [r for r in regions if r is not region])
+        for index, region in enumerate(regions):
+            lanes = owner == index if len(regions) > 1 else slice(None)
+            mine = addrs[lanes]
+            if mine.size:
+                self._count(kind, region, (mine - np.int64(region.start)) // region.itemsize,
+                            None if values is None else values[lanes])
+
+    def _count(self, kind: str, region: Region, elements: np.ndarray, values=None):
+        """Count one access's lanes in `region` (element indices; a store's `values` beside them), in all and
+        for this program."""
+        if kind == "atomic":  # every lane updates, duplicates included; no race: the hardware orders them
             region.atomics += elements.size
             region.written[elements] = True
+            return
+        distinct, first = np.unique(elements, return_index=True)  # a GPU coalesces lanes with one address
+        program = (self._grid_launches, self.program)
+        if kind == "load":
+            region.loads += distinct.size
+            _add(self.program_loads, program, region, distinct.size)
+            self._check_read_race(region, distinct)
+            return
+        region.stores += distinct.size
+        _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[distinct])))
+        region.written[distinct] = True
+        self._check_write_race(region, distinct, None if values is None else values[first])
 
-    def _stop(self, kind, region, lanes, active, offsets, shape):
+    def _check_write_race(self, region: Region, elements: np.ndarray, values):
+        """A store over another program's store in this launch races, unless it writes the same bytes
+        (an overlapping last tile that recomputes its neighbour's elements is safe)."""
+        owners = self._stored_by.get(region)
+        if owners is None:
+            owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
+        me = len(self._programs_of_launch) - 1
+        if self.race is None or self.race.kind == "read":
+            before = owners[elements]
+            clash = np.flatnonzero((before >= 0) & (before != me))
+            if clash.size:
+                clash = clash[~_holds(region, elements[clash], None if values is None else values[clash])]
+            if clash.size:
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]))
+        owners[elements] = me
+
+    def _check_read_race(self, region: Region, elements: np.ndarray):
+        owners = self._stored_by.get(region)
+        if owners is None or self.race is not None:
+            return
+        before = owners[elements]
+        clash = np.flatnonzero((before >= 0) & (before != len(self._programs_of_launch) - 1))
+        if clash.size:
+            self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
+
+    def _race(self, kind, region, element, first):
         where, code = _kernel_line()
-        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(shape))
+        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code)
+
+    def _note_mask_fix(self):
+        where, code = _kernel_line()
+        self.mask_fixes.setdefault(where, code)
+
+    def mask_fix_note(self) -> str:
+        """What to write instead of the masks the hook had to make boolean; '' if none."""
+        if not self.mask_fixes:
+            return ""
+        lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
+        return f"note: {MASK_FIX_ADVICE}{lines}"
+
+    def _stop(self, kind, region, lanes, active, offsets, shape, others=()):
+        where, code = _kernel_line()
+        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(shape),
+                                   tuple(others))
         raise AccessViolation(self.violation.message())
 
     def _tag(self, result, args):
         if not _is_pointer(result) or _TAG in result.attr:
             return
+        regions = []
         for arg in args:
             if _is_pointer(arg):
-                region = self._region_for(arg)
-                if region is not None:
-                    result.attr[_TAG] = (self, region)
-                return
+                regions += [r for r in self._regions_for(arg) if r not in regions]
+        if regions:
+            result.attr[_TAG] = (self, tuple(regions))
+
+
+def _add(counts: dict, program: tuple, region: Region, amount: int):
+    per_region = counts.setdefault(program, {})
+    per_region[region] = per_region.get(region, 0) + amount
+
+
+def _distance(region: Region, address: int) -> int:
+    """Bytes from `address` to the nearest byte of the region (0 inside it)."""
+    return max(region.start - address, address - (region.end - 1), 0)
+
+
+def _holds(region: Region, elements: np.ndarray, values) -> np.ndarray:
+    """Per element: does memory already hold exactly the bytes of `values` there? (The hook runs before the
+    store, and its bounds check has passed, so the elements are inside the tensor's host memory.)"""
+    values = None if values is None else np.ascontiguousarray(values)
+    if values is None or values.itemsize != region.itemsize:
+        return np.zeros(elements.size, dtype=bool)
+    memory = (ctypes.c_uint8 * (region.numel * region.itemsize)).from_address(region.start)
+    held = np.frombuffer(memory, dtype=np.uint8).reshape(region.numel, region.itemsize)[elements]
+    return (held == values.view(np.uint8).reshape(-1, region.itemsize)).all(axis=1)
+
+
+def _elements_in(tensor, region: Region) -> np.ndarray | None:
+    """The indices in `region` of `tensor`'s elements, in the tensor's order; None if any lies outside it."""
+    gap = tensor.data_ptr() - region.start
+    if gap < 0 or gap % region.itemsize:
+        return None
+    elements = np.full((), gap // region.itemsize, dtype=np.int64)
+    for size, stride in zip(tensor.shape, tensor.stride()):
+        elements = elements[..., None] + np.arange(size, dtype=np.int64) * stride
+    elements = elements.ravel()
+    if elements.size and (elements.min() < 0 or elements.max() >= region.numel):
+        return None
+    return elements
 
 
 def _is_pointer(handle) -> bool:
@@ -305,6 +522,7 @@ def status() -> tuple[bool, str]:
 
 
 _OTHER_AT = 2  # create_masked_load(ptrs, mask, other, ...) from 3.6 to 3.9
+_VALUE_AT = 1  # create_masked_store(ptrs, value, mask, ...) from 3.6 to 3.9
 
 
 def _poisoned_other(ptrs):
@@ -328,8 +546,9 @@ def _poisoned_other(ptrs):
 
 
 def _bool_mask(mask):
-    """The interpreter sometimes stores a combined mask (`block_mask & (node < N)`) as int32 data,
-    which its own load and store then reject; the GPU takes it. Hand them booleans."""
+    """Triton 3.9's interpreter broadcasts a scalar condition (`node < N`) into a block as int32 data, so
+    `block_mask & (node < N)` is an int32 mask, which its own load and store then reject; the GPU (and
+    triton 3.6) take it. Hand them booleans; the recorder notes where, for MASK_FIX_ADVICE."""
     from triton.runtime import interpreter
 
     if mask is None or np.asarray(mask.data).dtype == np.bool_:
@@ -343,8 +562,10 @@ def _wrap_memory_op(original, kind, ptr_at, mask_at):
         if mask is not None and np.asarray(mask.data).dtype != np.bool_:  # also outside a recording
             mask = _bool_mask(mask)
             args = (*args[:mask_at], mask, *args[mask_at + 1:])
+            if _active is not None:
+                _active._note_mask_fix()
         if _active is not None:
-            _active._access(kind, args[ptr_at], mask)
+            _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
@@ -382,9 +603,26 @@ def _wrap_dot(original):
             raise DotTooSmall(f"tl.dot of a {m}x{k} block by a {k}x{n} block: on the GPU every dimension of tl.dot "
                               f"must be at least {MIN_DOT} (M={m}, N={n}, K={k}); use blocks of 16 or more "
                               f"(the interpreter would run it, the GPU compiler would not)\n  at {where}: {code}")
+        if _active is not None and _active.dots_16bit:
+            wide = [f"{side} is {handle.dtype}" for side, handle in (("the first operand", a), ("the second", b))
+                    if getattr(handle.dtype, "name", "") not in ("fp16", "bf16")]
+            if wide:
+                where, code = _kernel_line()
+                raise DotNot16Bit(f"tl.dot operands must stay 16-bit (float16 or bfloat16) in this puzzle, so that the "
+                                  f"GPU multiplies on tensor cores: {' and '.join(wide)}. Leave the loaded blocks as "
+                                  f"they are (no .to(tl.float32)), and cast a float32 block such as p to the other "
+                                  f"operand's dtype: tl.dot(p.to(v.dtype), v)\n  at {where}: {code}")
         if _active is not None:
+            work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
             _active.dots += 1
-            _active.dot_work += int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
+            _active.dot_work += work
+            frame = sys._getframe(1)  # the kernel's line, which grader.gpu_compile finds again in the compiled TTIR
+            while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _TRITON_DIR)):
+                frame = frame.f_back
+            if frame is not None:
+                line = (frame.f_code.co_filename, frame.f_lineno)
+                calls, total = _active.dot_lines.get(line, (0, 0))
+                _active.dot_lines[line] = (calls + 1, total + work)
         return original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
     return wrapper
 
@@ -406,12 +644,13 @@ def _install():
 
     def grid_idx(*args, **kwargs):
         if _active is not None:
-            _active.program = tuple(args[:3])
+            _active._start_program(tuple(args[:3]))
         return set_grid_idx(*args, **kwargs)
 
     def grid_dim(*args, **kwargs):
         if _active is not None:
             _active.programs += int(np.prod(args[:3]))
+            _active._start_grid()
         return set_grid_dim(*args, **kwargs)
 
     builder.set_grid_idx, builder.set_grid_dim = grid_idx, grid_dim

@@ -7,7 +7,7 @@ files ``solutions/pNN_slug.py`` and ``puzzles/pNN_slug.py``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -68,6 +68,10 @@ class Puzzle:
     hints: tuple[PuzzleHint, ...] = ()
     outputs: tuple[str, ...] = ("z",)
     bench: Bench | None = None
+    # Blocks that are the lesson (a loop over blocks, a rescale): a launch may not use a wider tile than the case's.
+    lesson_blocks: tuple[str, ...] = ()
+    # aten ops ("aten.clone") the launcher may call besides allocations and views (launcher_guard).
+    launcher_ops: tuple[str, ...] = ()
 
     @property
     def tolerances(self) -> tuple[Tolerance, ...]:
@@ -80,6 +84,12 @@ class Puzzle:
     @property
     def launcher(self) -> str:
         return self.slug
+
+    @property
+    def gpu_archs(self) -> tuple[int, ...]:
+        """CUDA compute capabilities its kernels must compile for (grader.gpu_compile): the H200's sm_90, and for
+        chapters 1-3, which learners also run natively on an A100 or Colab, sm_80."""
+        return (90,) if self.notebook == "04_tensor_cores" else (90, 80)
 
 
 # -- chapter 1: warm-ups ---------------------------------------------------------------------
@@ -133,6 +143,11 @@ SOFTMAX_CASES = (
     Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
     Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
     Case("large", dict(N0=64, T=2000), dict(B0=8, B1=256)),
+    Case("max falls by 100 after the first block", dict(N0=3, T=200), dict(B0=2, B1=32),
+         fill=rows(lambda i, n, g: torch.randn(n, generator=g, dtype=torch.float64)
+                   + torch.where(torch.arange(n) < 32, 80.0, -20.0), "about 80 in the first block, -20 after"),
+         about="exp(x) alone fits in float32 here, but exp(m - m_new) = exp(100) does not: the new max must keep "
+               "the old one"),
     Case("[1000, 1, 2, 3]", dict(N0=3, T=4), dict(B0=2, B1=2),
          fill=rows(lambda i, n, g: torch.tensor([1000.0, 1.0, 2.0, 3.0]), "every row is [1000, 1, 2, 3]"),
          about="exp(1000) overflows unless the max is subtracted first"),
@@ -189,11 +204,47 @@ def _softmax_counting_padding(x: torch.Tensor, block: int) -> torch.Tensor:
     return torch.softmax(padded, dim=1)[:, : x.shape[1]]
 
 
+def _online_with_block_max(x: torch.Tensor, block: int) -> torch.Tensor:
+    """The online softmax whose new max is the block's max alone (`m_new = tl.max(x)`), forgetting the old m,
+    in float32 as a kernel computes it: the rescaling telescopes, so only an overflow shows the mistake, when
+    the max falls by more than 88 from one block to the next and exp(m - m_new) is inf."""
+    x = x.to(torch.float32)
+    running_max = torch.full(x.shape[:1], -torch.inf, dtype=x.dtype)
+    running_sum = torch.zeros(x.shape[:1], dtype=x.dtype)
+    for start in range(0, x.shape[1], block):
+        chunk = x[:, start:start + block]
+        new_max = chunk.amax(dim=1)
+        running_sum = running_sum * torch.exp(running_max - new_max) + torch.exp(chunk - new_max[:, None]).sum(dim=1)
+        running_max = new_max
+    return (torch.exp(x - running_max[:, None]) / running_sum[:, None]).to(torch.float64)
+
+
+def _new_max_forgets_the_old(i, z, b) -> bool:
+    """Check whether the output is _online_with_block_max's, in a case where that differs from a softmax with no
+    max subtracted at all (which overflows alike where x itself is large)."""
+    x = i["x"]
+    candidate = _online_with_block_max(x, b["B1"])
+    unshifted = torch.exp(x.float()) / torch.exp(x.float()).sum(dim=1, keepdim=True)
+    return _matches(z, candidate) and not _matches(unshifted.double(), candidate)
+
+
+def _softmax_lost_to_a_max_of_0(i, z, b) -> bool:
+    """Check whether the rows that came out NaN or 0 are rows of values far below 0 (see _lost_to_a_max_of_0)."""
+    return _lost_to_a_max_of_0(i["x"], z, specs.softmax(i["x"]))
+
+
 SOFTMAX_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: _matches(z, _online_without_rescale(i["x"], b["B1"])),
      "the running sum is not rescaled: when the max grows from m to m', multiply the sum by exp(m - m')"),
+    (_new_max_forgets_the_old,
+     "the new max forgets the old one: m_new = tl.maximum(m, tl.max(x, axis=1)), not tl.max(x, axis=1) alone; "
+     "when a block's max is below the running max, exp(m - m_new) overflows"),
     (lambda i, z, b: _padding(i["x"].shape[1], b["B1"]) > 0 and _matches(z, _softmax_counting_padding(i["x"], b["B1"])),
      "the padded lanes of the last block count as zeros: load them with other=-inf, so exp(-inf) adds nothing"),
+    (_softmax_lost_to_a_max_of_0,
+     "rows of values far below 0 came out NaN or 0: the max took in a 0 (a max started at 0, or padded lanes "
+     "loaded as 0), so every exp(x - m) underflowed and the sum is 0. Start the max at -inf, "
+     'tl.full([B0], float("-inf"), dtype=tl.float32), and load padded lanes with other=float("-inf")'),
 )
 
 
@@ -202,17 +253,104 @@ def _first_block_only(inputs, yours, blocks) -> bool:
     return x.shape[1] > blocks["B1"] and _matches(yours, x[:, : blocks["B1"]].sum(dim=1))
 
 
-def _attention_without_rescale(q, k, v, block):
-    scores = q[:, None] * k[None, :]
-    running_max = torch.full(q.shape, -torch.inf, dtype=q.dtype)
-    denominator, numerator = torch.zeros_like(q), torch.zeros_like(q)
-    for start in range(0, k.shape[0], block):
-        chunk = scores[:, start:start + block]
-        running_max = torch.maximum(running_max, chunk.amax(dim=1))
-        weights = torch.exp(chunk - running_max[:, None])
-        denominator = denominator + weights.sum(dim=1)
-        numerator = numerator + weights @ v[start:start + block]
-    return numerator / denominator
+def _padding_loaded_as_1(inputs, yours, blocks) -> bool:
+    """Check whether each row's sum is off by one per padded lane of its last block (other=1.0)."""
+    x = inputs["x"]
+    padding = _padding(x.shape[1], blocks["B1"])
+    return padding > 0 and _matches(yours, x.sum(dim=1) + padding)
+
+
+def _rows_overlap(inputs, yours, blocks) -> bool:
+    """Check whether row r summed x's flat elements r .. r+T-1 (an offset of `rows + cols` without `* T`)."""
+    x = inputs["x"]
+    flat, length = x.reshape(-1), x.shape[1]
+    return x.shape[0] > 1 and _matches(yours, torch.stack([flat[r:r + length].sum() for r in range(x.shape[0])]))
+
+
+ROW_SUM_HINTS: tuple[PuzzleHint, ...] = (
+    (_first_block_only, "you summed only the first block of each row: loop over the whole row with tl.range"),
+    (_padding_loaded_as_1, "each row is off by the number of padded lanes in its last block: load them with "
+                           "other=0.0, so they add nothing"),
+    (_rows_overlap, "row r must start at r * T in memory: the offsets are rows[:, None] * T + cols[None, :]; "
+                    "without * T the rows overlap"),
+)
+
+
+def _online_attention(q, steps, rescale: str = "both", zero_is_no_edge: bool = False, no_edge: float = -torch.inf,
+                      stand_in: bool = True):
+    """The online softmax of puzzles 6, 12 and 13 in float64, one step per (k, v, allowed) block of keys;
+    allowed[i, j] says query i attends to key j. The options reproduce mistakes, for the hints: `rescale`
+    names the running sums rescaled when the max grows (both, total, acc, none); zero_is_no_edge drops
+    every score of exactly 0; no_edge is the score of a key not attended to and the start of the max
+    (-1e30: a finite "minus infinity"); without stand_in, a max of -inf is subtracted as it is."""
+    running_max = torch.full(q.shape[:1], no_edge, dtype=q.dtype)
+    total, acc = torch.zeros_like(running_max), torch.zeros_like(q)
+    for k, v, allowed in steps:
+        scores = q @ k.T / q.shape[-1] ** 0.5
+        scores = torch.where(allowed & (scores != 0) if zero_is_no_edge else allowed, scores, no_edge)
+        new_max = torch.maximum(running_max, scores.amax(dim=1))
+        base = torch.where(new_max == -torch.inf, 0, new_max) if stand_in else new_max  # no key allowed so far
+        alpha = torch.exp(running_max - base)
+        weights = torch.exp(scores - base[:, None])
+        total = (total * alpha if rescale in ("both", "total") else total) + weights.sum(dim=1)
+        acc = (acc * alpha[:, None] if rescale in ("both", "acc") else acc) + weights @ v
+        running_max = new_max
+    return acc / torch.where(total > 0, total, 1)[:, None]
+
+
+def _tiled_attention(i, blocks, **mistakes):
+    """Puzzle 12's loop: all queries against BK keys at a time."""
+    q, k, v, block = i["q"], i["k"], i["v"], blocks["BK"]
+    everything = torch.ones(q.shape[0], block, dtype=torch.bool)
+    steps = ((k[s:s + block], v[s:s + block], everything[:, :k.shape[0] - s]) for s in range(0, k.shape[0], block))
+    return _online_attention(q, steps, **mistakes)
+
+
+def _scalar_attention(i, blocks, **mistakes):
+    """Puzzle 6's loop: its scalars are vectors of D = 1 feature (so no scale), B1 keys at a time."""
+    return _tiled_attention({name: i[name][:, None] for name in "qkv"}, {"BK": blocks["B1"]}, **mistakes)[:, 0]
+
+
+def _mistaken(compute: Callable, close: Callable, **mistake) -> Callable:
+    """A hint's check: the output is compute(inputs, blocks, **mistake), and that mistake changes the answer
+    here (close(inputs, yours, candidate) compares two outputs)."""
+    def check(i, z, b):
+        wrong = compute(i, b, **mistake)
+        return close(i, z, wrong) and not close(i, compute(i, b), wrong)
+    check.__doc__ = f"Check whether the output is {compute.__name__} with {mistake}."
+    return check
+
+
+def _rescale_hints(loop: Callable, close: Callable, sums: str, total: str) -> tuple[PuzzleHint, ...]:
+    """Hints for the running sums of an online softmax (total, and acc) not rescaled when the max grows:
+    neither of them, or only one."""
+    fix = f"when the max grows from m to m', multiply {total} and acc by exp(m - m')"
+    return ((_mistaken(loop, close, rescale="none"), f"{sums} are not rescaled: {fix}"),
+            (_mistaken(loop, close, rescale="total"), f"{sums} are not rescaled alike: {total} is, acc is not; {fix}"),
+            (_mistaken(loop, close, rescale="acc"), f"{sums} are not rescaled alike: acc is, {total} is not; {fix}"))
+
+
+# float32's exp(s) underflows to 0 below s = -87 (-104 with subnormals): a row whose scores all lie below this,
+# measured from a max of 0, loses every weight.
+_UNDERFLOW = -80.0
+
+
+def _lost_to_a_max_of_0(scores: torch.Tensor, yours: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Check whether the rows that came out NaN or 0 (and should not) are rows whose scores all lie far below 0:
+    a max that took in a score of 0 leaves every weight exp(s - 0) underflowing, and the sum 0."""
+    flat = yours.reshape(yours.shape[0], -1)
+    lost = (flat.isnan() | (flat == 0)).all(dim=1) & (expected.reshape(flat.shape) != 0).any(dim=1)
+    return bool(lost.any()) and bool((scores.amax(dim=1)[lost] < _UNDERFLOW).all())
+
+
+def _max_took_in_0_hint(scores: Callable, spec: Callable, keys: str) -> PuzzleHint:
+    """The hint for rows lost to a max of 0; scores(inputs) gives the [queries, keys] scores."""
+    def check(i, z, b):
+        return _lost_to_a_max_of_0(scores(i), z, spec(**i))
+    check.__doc__ = _lost_to_a_max_of_0.__doc__
+    return (check, f"rows whose scores all lie far below 0 came out NaN or 0: the max took in a score of 0, so "
+                   f"every weight exp(s - m) underflowed and the sum is 0. Set the scores of {keys} to -inf BEFORE "
+                   "tl.max (a padded key loads as 0 and scores 0), and start the running max at -inf, not 0")
 
 
 def _keys_padded_with_zeros(spec: Callable, inputs, block: int):
@@ -223,13 +361,26 @@ def _keys_padded_with_zeros(spec: Callable, inputs, block: int):
     return spec(inputs["q"], *(torch.nn.functional.pad(inputs[name], widths) for name in "kv"))
 
 
+def _keys_padded_with_minus_inf(inputs, yours, blocks) -> bool:
+    """Check whether exactly the queries q <= 0 came out NaN, in a case with padded keys: keys loaded with
+    other=-inf score q * (-inf), which is +inf for q < 0 (the max is inf, and inf - inf is NaN) and NaN for q = 0."""
+    if _padding(inputs["k"].shape[0], blocks["B1"]) == 0:
+        return False
+    nan = yours.isnan()
+    return bool(nan.any()) and bool((nan == (inputs["q"] <= 0)).all())
+
+
 FLASH_HINTS: tuple[PuzzleHint, ...] = (
+    (_keys_padded_with_minus_inf,
+     "the queries q <= 0 came out NaN: padded keys loaded with other=-inf score q * (-inf), which is +inf for a "
+     "negative q (and NaN for q = 0). Load them with other=0.0 and set their scores to -inf: "
+     'tl.where(key_ok, q[:, None] * k[None, :], float("-inf"))'),
     (lambda i, z, b: _padding(i["k"].shape[0], b["B1"]) > 0 and
      _matches(z, _keys_padded_with_zeros(specs.flash_attention, i, b["B1"])),
      "padded keys count in the sums with score 0: set their scores to -inf with tl.where(mask, s, -inf)"),
-    (lambda i, z, b: _matches(z, _attention_without_rescale(i["q"], i["k"], i["v"], b["B1"])),
-     "the running sums are not rescaled: when the max grows from m to m', multiply both the "
-     "denominator and the weighted sum by exp(m - m')"),
+    _max_took_in_0_hint(lambda i: i["q"][:, None] * i["k"][None, :], specs.flash_attention, "keys past T"),
+    *_rescale_hints(_scalar_attention, lambda i, z, candidate: _matches(z, candidate), "the running sums",
+                    "the denominator d"),
 )
 
 
@@ -248,6 +399,23 @@ def _attention_scale(inputs, expected):
     return mass.sum(1) + (mass * condition).sum(1) + mass.sum(1) * (weights * condition).sum(1)
 
 
+def _uniform(low: float, high: float) -> Fill:
+    def fill(name, shape, gen):
+        return low + (high - low) * torch.rand(shape, generator=gen, dtype=torch.float64)
+    fill.__doc__ = f"uniform in [{low:g}, {high:g})"
+    return fill
+
+
+def _odd_rows_negated(fill: Fill) -> Fill:
+    """fill with its odd rows (or elements, for a 1-D input) negated."""
+    def negated(name, shape, gen):
+        values = fill(name, shape, gen)
+        values[1::2] *= -1
+        return values
+    negated.__doc__ = f"{fill.__doc__}, negated on odd rows"
+    return negated
+
+
 FLASH_CASES = (
     Case("spec", dict(N0=32, T=200), dict(B0=8, B1=32), about="the spec's own size"),
     Case("ragged", dict(N0=37, T=301), dict(B0=8, B1=64), about="neither size a multiple of its block"),
@@ -264,6 +432,10 @@ FLASH_CASES = (
     Case("zero queries", dict(N0=9, T=150), dict(B0=2, B1=32),
          fill=per_input(q=lambda n, s, g: torch.zeros(s, dtype=torch.float64)),
          about="q = 0 gives equal weights: the answer is the mean of v"),
+    Case("scores far below 0, keys padded", dict(N0=37, T=300), dict(B0=8, B1=64),
+         fill=per_input(q=_odd_rows_negated(_uniform(1.0, 2.0)), k=_uniform(-150.0, -110.0)),
+         about="every score of the even queries is below -110, and T is not a multiple of B1: padded keys (score "
+               "0) that take part in the max make all their weights underflow to 0"),
 )
 
 # -- chapter 3: graph attention on sparse graphs ---------------------------------------------------
@@ -302,17 +474,33 @@ def _graph_cases(blocks: Mapping[str, int], fill: Fill | None = None, extra_bloc
     return cases
 
 
+def _spare_nodes(build: Callable[[torch.Generator], graphs.Graph], per_program: int):
+    """build, plus one node no edge reaches whenever its node count is a multiple of per_program: the last
+    program then always has spare nodes past N, which `if node < N:` (or a node mask) must skip."""
+    def build_with_spare_nodes(gen):
+        graph = build(gen)
+        return graphs.with_isolated(graph, 1) if graph.num_nodes % per_program == 0 else graph
+    return build_with_spare_nodes
+
+
+def _ragged_programs(cases) -> tuple[Case, ...]:
+    """The cases, each that gives a program several nodes drawing a node count that is not a multiple of them.
+    A random size comes out even half the time, and then a missing node mask goes unnoticed."""
+    return tuple(replace(case, graph=_spare_nodes(case.graph, case.blocks["NODES_PER_PROGRAM"]))
+                 if case.blocks.get("NODES_PER_PROGRAM", 1) > 1 else case for case in cases)
+
+
 SCATTER_CASES = (
     *_graph_cases(dict(BLOCK_E=32), _scores, extra_blocks=dict(BLOCK_E=8)),
     Case("H and D not powers of two", dict(H=3, D=20), dict(BLOCK_E=16), fill=_scores,
          graph=lambda g: graphs.molecules(2, g), about="H=3 heads of D=20 features: masks on both"),
 )
 
-GATHER_CASES = (
+GATHER_CASES = _ragged_programs((
     *_graph_cases(dict(BLOCK_E=16), _scores, extra_blocks=dict(BLOCK_E=8, NODES_PER_PROGRAM=4)),
     Case("H and D not powers of two", dict(H=3, D=20), dict(BLOCK_E=4, NODES_PER_PROGRAM=2), fill=_scores,
          graph=lambda g: graphs.molecules(2, g), about="H=3 heads of D=20 features: masks on both"),
-)
+))
 
 
 def _reference_problem(gen):
@@ -320,15 +508,61 @@ def _reference_problem(gen):
     return graphs.with_degrees(12 + torch.arange(320) % 5, gen)
 
 
-AGGREGATE_CASES = (
+AGGREGATE_CASES = _ragged_programs((
     Case("reference problem", dict(H=8, D=32), dict(BLOCK_E=16), graph=_reference_problem,
          about="320 nodes with 12 to 16 neighbours each, 8 heads of 32 features"),
     *_graph_cases(dict(BLOCK_E=16), extra_blocks=dict(BLOCK_E=4, NODES_PER_PROGRAM=2)),
     Case("H and D not powers of two", dict(H=5, D=12), dict(BLOCK_E=8), graph=lambda g: graphs.molecules(2, g),
          about="H=5 heads of D=12 features: masks on both"),
+))
+
+
+def _aggregate_with_weights(inputs, edge_weight: torch.Tensor | None) -> torch.Tensor | None:
+    """Puzzle 9's answer had slot s been given row s of this edge_weight (None: the mistake cannot happen here)."""
+    return None if edge_weight is None else specs.csr_aggregate(**dict(inputs, edge_weight=edge_weight))
+
+
+def _matches_any(yours: torch.Tensor, candidates) -> bool:
+    return any(c is not None and c.shape == yours.shape and _matches(yours, c) for c in candidates)
+
+
+def _weights_by_neighbour(inputs, yours, blocks) -> bool:
+    """Check whether each slot took the weights of row col_idx[s] (its neighbour) or row n (its node), not row s."""
+    weight, col_idx = inputs["edge_weight"], inputs["col_idx"].long()
+    by_node = [col_idx, specs.slot_nodes(inputs["row_ptr"]).long()]
+    return weight.shape[0] > 1 and _matches_any(yours, (
+        _aggregate_with_weights(inputs, weight[rows]) for rows in by_node if int(rows.max()) < weight.shape[0]))
+
+
+def _one_weight_for_all_heads(inputs, yours, blocks) -> bool:
+    """Check whether each slot used one weight for every head: element s of edge_weight (a load of
+    edge_weight_ptr + slots) or its head 0 (edge_weight_ptr + slots * H)."""
+    weight = inputs["edge_weight"]
+    slots, heads = weight.shape
+    if slots == 0 or heads < 2:
+        return False
+    return _matches_any(yours, (_aggregate_with_weights(inputs, column[:, None].expand(slots, heads))
+                                for column in (weight.reshape(-1)[:slots], weight[:, 0])))
+
+
+def _last_slot_left_out(inputs, yours, blocks) -> bool:
+    """Check whether each node's last slot, row_ptr[n+1] - 1, was left out of its sum."""
+    row_ptr, weight = inputs["row_ptr"].long(), inputs["edge_weight"].clone()
+    filled = row_ptr[1:] > row_ptr[:-1]
+    weight[row_ptr[1:][filled] - 1] = 0.0
+    return bool(filled.any()) and _matches_any(yours, (_aggregate_with_weights(inputs, weight),))
+
+
+AGGREGATE_HINTS: tuple[PuzzleHint, ...] = (
+    (_weights_by_neighbour, "edge_weight was read by node (row col_idx[s] or n), but its rows are by slot: slot s "
+                            "takes row s, edge_weight[s, h], like col_idx[s]"),
+    (_one_weight_for_all_heads, "edge_weight was read once per slot, where there is one weight per slot and head: "
+                                "load the [BLOCK_E, H] tile at slots[:, None] * H + heads[None, :]"),
+    (_last_slot_left_out, "each node's last slot is left out: its slots run from row_ptr[n] up to but not including "
+                          "row_ptr[n+1], so the loop ends at row_ptr[n+1] itself, not row_ptr[n+1] - 1"),
 )
 
-ATTENTION_CASES = (
+ATTENTION_CASES = _ragged_programs((
     *_graph_cases(dict(BLOCK_E=16), extra_blocks=dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
     Case("clip per feature", dict(H=4, D=32), dict(BLOCK_E=16), fill=per_input(q=normal(5.0), k=normal(5.0)),
          graph=lambda g: graphs.molecules(2, g),
@@ -340,7 +574,7 @@ ATTENTION_CASES = (
     Case("H=5, D=7", dict(H=5, D=7), dict(BLOCK_E=4, NODES_PER_PROGRAM=4), fill=per_input(q=normal(3.0)),
          graph=lambda g: graphs.with_hub(graphs.random_graph(40, 3, g), 0.3, g),
          about="small odd sizes with a hub"),
-)
+))
 
 
 def _edge_ends(inputs):
@@ -412,16 +646,58 @@ def _without_epsilon(spec: Callable, output: int = 0) -> Callable:
 def _epsilon_hint(spec: Callable) -> PuzzleHint:
     return (_without_epsilon(spec), "the denominator lacks its + 1e-6: it changes every node a little, and "
                                     "turns a node no edge reaches into 0 / 0")
+def _attention_unscaled(inputs, yours, blocks) -> bool:
+    """Check whether h or e_out is what the layer gives when k * q is not scaled by 1/sqrt(D)."""
+    q = inputs["q"]
+    return _matches_any(yours, specs.graph_attention(**dict(inputs, q=q * q.shape[-1] ** 0.5)))
+
+
+def _float32_h(inputs, **mistakes) -> torch.Tensor:
+    """h as a float32 kernel with these clip mistakes computes it: where an unclipped logit passes 88, exp
+    overflows to inf and h comes out NaN, in the kernel and here alike. (The inputs hold float32 values.)"""
+    single = {k: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in inputs.items()}
+    return _attention_variant(single, **mistakes).double()
+
+
+def _fits_float32_h(yours: torch.Tensor, inputs, **mistakes) -> bool:
+    """Whether yours is h as _float32_h computes it: NaN in the same places, and elsewhere within 1e-4 of
+    sum_j w_j |v_j| / sum_j w_j (huge unclipped weights cancel, so each value's own size is too tight a scale)."""
+    if yours.shape != inputs["q"].shape:
+        return False
+    candidate = _float32_h(inputs, **mistakes)
+    scale = _float32_h(dict(inputs, v=inputs["v"].abs()), **mistakes)
+    close = ((yours - candidate).abs() <= 1e-4 * scale) | (yours == candidate) | (yours.isnan() & candidate.isnan())
+    return bool(close.all())
+
+
+def _sum_clip_missing(feature_clip_shows: bool):
+    """A check whether h is what the per-feature clip alone gives, the summed logit left unclipped, on a case
+    where the per-feature clip changes h (feature_clip_shows) or one where it does not, so that a kernel
+    without either clip gives that same h."""
+    def check(inputs, yours, blocks) -> bool:
+        if not _fits_float32_h(yours, inputs, clip_logits=False):
+            return False
+        return _fits_float32_h(_float32_h(inputs, clip_features=False, clip_logits=False), inputs,
+                               clip_logits=False) != feature_clip_shows
+    return check
+
+
 ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: z.shape == i["e"].shape and z.numel() > 0 and
      _matches(z, _attention_variant(i, e_out_in_slot_order=True)),
      "e_out is in slot (CSC) order: store the result of slot s at row edge_id[s], the edge's own position"),
+    (_attention_unscaled, "k * q misses the 1/sqrt(D) scale, so e_out and h are both off: clip(k * q * scale, -5, 5) "
+                          "* e, with the launcher's scale = 1/sqrt(D)"),
     (lambda i, z, b: z.shape == i["e"].shape and _matches(z, _attention_variant(i, clip_features=False)),
      "e_out is not clipped per feature: clip(k * q / sqrt(D), -5, 5) element by element, before the sum"),
     (lambda i, z, b: z.shape == i["q"].shape and _matches(z, _attention_variant(i, clip_features=False)),
      "the weights miss the per-feature clip: clip(k * q / sqrt(D), -5, 5) element by element, then sum"),
-    (lambda i, z, b: z.shape == i["q"].shape and
-     _matches(z, _attention_variant(i, clip_features=False, clip_logits=False)),
+    (_sum_clip_missing(feature_clip_shows=True),
+     "the sum clip is missing, though each feature is clipped: the weight is exp(clip(sum over d of e_out, -5, 5))"),
+    (_sum_clip_missing(feature_clip_shows=False),
+     "the sum clip is missing: the weight is exp(clip(sum over d of e_out, -5, 5)). No feature of this case passes "
+     "+-5, so whether each feature is clipped shows in the case 'clip per feature'"),
+    (lambda i, z, b: _fits_float32_h(z, i, clip_features=False, clip_logits=False),
      "neither clip is applied: clip each feature of k * q / sqrt(D) to [-5, 5], then the summed logit too"),
     (lambda i, z, b: z.shape == i["q"].shape and _matches(z, _attention_variant(i, padding_block=b["BLOCK_E"])),
      "each padded slot adds exp(0) = 1 to the denominator: set the weights of masked slots to 0 after the exp"),
@@ -429,13 +705,6 @@ ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
 
 
 # -- chapter 4: tensor cores --------------------------------------------------------------------------
-
-def _uniform(low: float, high: float) -> Fill:
-    def fill(name, shape, gen):
-        return low + (high - low) * torch.rand(shape, generator=gen, dtype=torch.float64)
-    fill.__doc__ = f"uniform in [{low:g}, {high:g})"
-    return fill
-
 
 MATMUL_CASES = (
     Case("spec", dict(M=200, K=200, N=168), dict(BM=64, BN=64, BK=64),
@@ -469,6 +738,15 @@ def _short_of_k(i, z, b):
     return whole < a.shape[1] and _near(z, a[:, :whole] @ w[:whole], a.abs() @ w.abs(), rtol=1e-4)
 
 
+def _rows_at_block_offsets(i, z, b):
+    """Check whether row r of c came from row r // BM + r % BM of a: a_desc.load([pid_m, k]) where
+    [pid_m * BM, k] was meant. Nothing stops it: only offsets along the last dimension must be 16-byte aligned."""
+    a, w, block = i["a"], i["b"], b["BM"]
+    rows = torch.arange(a.shape[0])
+    padded = torch.cat([a, a.new_zeros(block, a.shape[1])])  # rows past M load as 0
+    return a.shape[0] > block and _near(z, padded[rows // block + rows % block] @ w, a.abs() @ w.abs(), rtol=1e-4)
+
+
 def _rounded_to_16_bits(i, z, b):
     """Errors of 16-bit rounding (float16 keeps 11 bits), or inf where a sum passes float16's 65504."""
     exact = i["a"] @ i["b"]
@@ -479,49 +757,41 @@ def _rounded_to_16_bits(i, z, b):
 MATMUL_HINTS: tuple[PuzzleHint, ...] = (
     (_short_of_k, "the last, partial step along K is missing: loop over all of K (tl.range(0, K, BK)); the "
                   "descriptor pads the columns past K with zeros"),
+    (_rows_at_block_offsets, "c's rows came from the wrong rows of a: a descriptor's offsets are in elements, not "
+                             "blocks: load a at [pid_m * BM, k], not [pid_m, k]"),
     (_rounded_to_16_bits, "errors the size of 16-bit rounding, or inf past 65504: keep the accumulator float32 "
                           "(acc = tl.dot(a, b, acc) with a float32 acc) and the operands 16-bit (a float32 "
                           "tl.dot runs as TF32 on the GPU)"),
 )
 
 
-def _online_attention(q, steps, rescale: str = "both", zero_is_no_edge: bool = False):
-    """The online softmax of puzzles 12 and 13 in float64, one step per (k, v, allowed) block of keys;
-    allowed[i, j] says query i attends to key j. The options reproduce mistakes, for the hints: `rescale`
-    names the running sums rescaled when the max grows (both, total, none), and zero_is_no_edge drops
-    every score of exactly 0."""
-    running_max = torch.full(q.shape[:1], -torch.inf, dtype=q.dtype)
-    total, acc = torch.zeros_like(running_max), torch.zeros_like(q)
-    for k, v, allowed in steps:
-        scores = q @ k.T / q.shape[-1] ** 0.5
-        scores = torch.where(allowed & (scores != 0) if zero_is_no_edge else allowed, scores, -torch.inf)
-        new_max = torch.maximum(running_max, scores.amax(dim=1))
-        base = torch.where(new_max == -torch.inf, 0, new_max)  # a row with nothing allowed so far
-        alpha = torch.exp(running_max - base)
-        weights = torch.exp(scores - base[:, None])
-        total = (total if rescale == "none" else total * alpha) + weights.sum(dim=1)
-        acc = (acc * alpha[:, None] if rescale == "both" else acc) + weights @ v
-        running_max = new_max
-    return acc / torch.where(total > 0, total, 1)[:, None]
+_SLOT_BITS = torch.arange(graphs.TCB_COLS)
+# A TCB's [16 rows, 16 slots] edges from its 16 row masks: bit c of row r's mask is slot c. The other two
+# readings are mistakes the hints recognise.
+_BITMAPS = {
+    "rows": lambda masks: (masks[:, None] >> _SLOT_BITS) & 1 == 1,
+    "transposed": lambda masks: (masks[None, :] >> _SLOT_BITS[:, None]) & 1 == 1,
+    "reversed": lambda masks: (masks[:, None] >> (graphs.TCB_COLS - 1 - _SLOT_BITS)) & 1 == 1,
+}
 
 
-def _tiled_attention(i, blocks, **mistakes):
-    """Puzzle 12's loop: all queries against BK keys at a time."""
-    q, k, v, block = i["q"], i["k"], i["v"], blocks["BK"]
-    everything = torch.ones(q.shape[0], block, dtype=torch.bool)
-    steps = ((k[s:s + block], v[s:s + block], everything[:, :k.shape[0] - s]) for s in range(0, k.shape[0], block))
-    return _online_attention(q, steps, **mistakes)
+def _tcb_step(i, tcb: int, height: int, bitmap: str, gather: str):
+    """One TCB as a step of the online softmax: its k rows, v rows, and the edges of the window's first `height`
+    rows. bitmap and gather name how they are read: "rows" and "tcb_col" are right."""
+    cols = i["tcb_col"][tcb].long() if gather == "tcb_col" else _SLOT_BITS
+    return i["k"][cols], i["v"][cols], _BITMAPS[bitmap](i["tcb_mask"][tcb].long())[:height]
 
 
-def _window_attention(i, blocks, **mistakes):
-    """Puzzle 13's loop: each window's 16 rows against its TCBs, one at a time (there are no blocks to choose)."""
-    q, window_ptr, slots = i["q"], i["window_ptr"].tolist(), torch.arange(graphs.TCB_COLS)
+def _window_attention(i, blocks, bitmap: str = "rows", gather: str = "tcb_col", **mistakes):
+    """Puzzle 13's loop: each window's 16 rows against its TCBs, one at a time (there are no blocks to choose).
+    Besides _online_attention's mistakes: the bitmap read "transposed" or "reversed", and k and v gathered by
+    "slot" (node c for slot c) instead of by tcb_col."""
+    q, window_ptr = i["q"], i["window_ptr"].tolist()
     out = torch.zeros_like(q)
     for w in range(len(window_ptr) - 1):
         rows = slice(graphs.WINDOW * w, graphs.WINDOW * (w + 1))
         height = q[rows].shape[0]
-        steps = ((i["k"][i["tcb_col"][t].long()], i["v"][i["tcb_col"][t].long()],
-                  (i["tcb_mask"][t, :height, None].long() >> slots) & 1 == 1) for t in range(*window_ptr[w:w + 2]))
+        steps = (_tcb_step(i, t, height, bitmap, gather) for t in range(*window_ptr[w:w + 2]))
         out[rows] = _online_attention(q[rows], steps, **mistakes)
     return out
 
@@ -531,6 +801,11 @@ def _v_size(i) -> float:
     return float(i["v"].abs().max()) if i["v"].numel() else 0.0
 
 
+def _close_in_16_bits(i, yours, candidate) -> bool:
+    """Whether two outputs of puzzle 12 or 13 agree up to the rounding of the weights p to 16 bits."""
+    return _near(yours, candidate, _v_size(i))
+
+
 def _unscaled(spec: Callable) -> Callable:
     """The spec as computed without the 1 / sqrt(D): q multiplied back by sqrt(D)."""
     def run(inputs):
@@ -538,13 +813,27 @@ def _unscaled(spec: Callable) -> Callable:
     return run
 
 
+def _scores_times(spec: Callable) -> Callable:
+    """The spec as computed with every score multiplied by a factor (a mistake's), through q."""
+    def run(inputs, blocks, factor: float = 1.0):
+        return spec(**{**inputs, "q": inputs["q"] * factor})
+    run.__name__ = f"{spec.__name__} with scaled scores"
+    return run
+
+
 _SCALE_HINT = "the scores miss the 1 / sqrt(D) scale: multiply q . k by the `scale` argument before the softmax"
-_RESCALE_HINT = "the sums are not rescaled: when a row's max grows from m to m', multiply l and acc by exp(m - m')"
+_LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
 
 
-def _not_rescaled(loop):
-    """A hint's test: the output is `loop`'s with acc, or acc and l, never rescaled."""
-    return lambda i, z, b: any(_near(z, loop(i, b, rescale=r), _v_size(i)) for r in ("none", "total"))
+def _exp_base_hints(spec: Callable) -> tuple[PuzzleHint, ...]:
+    """Hints for an exponential of the wrong base: tl.exp of scores in log2 units, or tl.exp2 of plain scores."""
+    scaled = _scores_times(spec)
+    return ((_mistaken(scaled, _close_in_16_bits, factor=_LOG2E),
+             "the weights are exp(s * log2(e)): scores multiplied by log2(e) are meant for tl.exp2, but went into "
+             "tl.exp. Use tl.exp2 on them (in alpha too), or tl.exp on the plain scores"),
+            (_mistaken(scaled, _close_in_16_bits, factor=1 / _LOG2E),
+             "the weights are 2^s: tl.exp2 takes scores in log2 units. Multiply the scores by log2(e) = 1.4427 "
+             "before tl.exp2 (in alpha too), or use tl.exp"))
 
 
 ATTENTION_TILE_HINTS: tuple[PuzzleHint, ...] = (
@@ -553,11 +842,13 @@ ATTENTION_TILE_HINTS: tuple[PuzzleHint, ...] = (
                                                                   _v_size(i)),
      "keys past T count in the sums: their scores must be -inf, not the 0 that a masked load gives, so that "
      "exp adds nothing for them"),
-    (lambda i, z, b: i["k"].shape[0] > b["BK"] and _not_rescaled(_tiled_attention)(i, z, b), _RESCALE_HINT),
+    _max_took_in_0_hint(lambda i: i["q"] @ i["k"].T / i["q"].shape[-1] ** 0.5, specs.attention, "keys past T"),
+    *_exp_base_hints(specs.attention),
+    *_rescale_hints(_tiled_attention, _close_in_16_bits, "the sums", "l"),
 )
 
-_increasing_keys = per_input(q=_uniform(0.5, 1.5), k=rows(lambda i, n, g: torch.full((n,), -3.0 + 0.05 * i),
-                                                          "row j is -3 + 0.05 j in every feature"))
+_increasing_keys = per_input(q=_uniform(0.5, 1.5), k=rows(lambda i, n, g: torch.full((n,), -3.025 + 0.05 * i),
+                                                          "row j is -3.025 + 0.05 j in every feature, never 0"))
 
 ATTENTION_TILE_CASES = (
     Case("spec", dict(N=100, T=130, D=32), dict(BQ=32, BK=32), about="neither N nor T a multiple of its block"),
@@ -568,6 +859,10 @@ ATTENTION_TILE_CASES = (
     Case("single key", dict(N=20, T=1, D=32), dict(BQ=16, BK=16), about="one key: every weight is 1"),
     Case("large scores", dict(N=40, T=150, D=32), dict(BQ=16, BK=32), fill=normal(8.0),
          about="scores in the hundreds: exp overflows unless the running max is subtracted"),
+    Case("scores far below 0, keys padded", dict(N=40, T=100, D=32), dict(BQ=16, BK=32),
+         fill=per_input(q=_odd_rows_negated(_uniform(0.5, 1.5)), k=_uniform(-40.0, -30.0)),
+         about="the even rows score about -200 on every key, and T is not a multiple of BK: padded keys (score 0) "
+               "that take part in the max make all their weights underflow to 0"),
     Case("max grows every block", dict(N=24, T=120, D=32), dict(BQ=16, BK=16), fill=_increasing_keys,
          about="q > 0 and k increasing along T: every key block brings a new max"),
     Case("zero queries", dict(N=20, T=100, D=32), dict(BQ=16, BK=32),
@@ -652,10 +947,28 @@ def _neighbours_lost(i, z, b) -> bool:
 
 SPARSE_ATTENTION_HINTS: tuple[PuzzleHint, ...] = (
     (lambda i, z, b: _near(z, _unscaled(specs.sparse_attention)(i), _v_size(i)), _SCALE_HINT),
-    (_not_rescaled(_window_attention), _RESCALE_HINT),
-    (lambda i, z, b: _near(z, _window_attention(i, b, zero_is_no_edge=True), _v_size(i)),
+    *_exp_base_hints(specs.sparse_attention),
+    *_rescale_hints(_window_attention, _close_in_16_bits, "the sums", "l"),
+    (_mistaken(_window_attention, _close_in_16_bits, zero_is_no_edge=True),
      "edges whose score is exactly 0 were dropped: a score of 0 is a real score (here q or k is 0); tell "
      "edges from non-edges by the bitmap, never by the score's value"),
+    (_mistaken(_window_attention, _close_in_16_bits, bitmap="transposed"),
+     "the edge bitmap is read transposed: tcb_mask[t, r] is row r's mask, and its bit c is slot c: "
+     "edge[r, c] = (mask[r] >> c) & 1, that is (bits[:, None] >> slots[None, :]) & 1"),
+    (_mistaken(_window_attention, _close_in_16_bits, bitmap="reversed"),
+     "the bits of each row's mask are read in reverse: bit c (the value 1 << c, counting from the least "
+     "significant bit) is slot c, not slot 15 - c: (bits[:, None] >> slots[None, :]) & 1"),
+    (_mistaken(_window_attention, _close_in_16_bits, gather="slot"),
+     "k and v were gathered by slot (node c for slot c): slot c of TCB t holds the node tcb_col[t, c], so load "
+     "the rows of k and v at the TCB's 16 tcb_col values"),
+    (_mistaken(_window_attention, _close_in_16_bits, stand_in=False),
+     "NaN in rows that have no edge in some TCB: while a row's max m is still -inf, exp2(s - m) and the rescale "
+     "compute -inf - (-inf) = NaN. Subtract a finite stand-in there: base = tl.where(m_new == float(\"-inf\"), 0.0, "
+     "m_new), and use base for both exponentials"),
+    (_mistaken(_window_attention, _close_in_16_bits, no_edge=-1e30),
+     "rows with no neighbour came out non-zero: a finite \"minus infinity\" such as -1e30 minus itself is 0, so in "
+     "a row with no edge every slot weighs exp(0) = 1. Give non-edges float(\"-inf\") and start the max at -inf; "
+     "while the max is -inf, subtract a finite stand-in (0) instead"),
     (_neighbours_lost, "rows that have neighbours came out 0: every weight exp(s - m) underflowed, so m stood far "
                        "above the row's real scores. Start the running max at -inf, and set non-edges to -inf "
                        "before the max (a non-edge can score far above the real neighbours)"),
@@ -837,30 +1150,32 @@ PUZZLES: tuple[Puzzle, ...] = (
                        blocks=(dict(B0=64, B1=64), dict(B0=128, B1=32), dict(B0=256, B1=16)))),
     Puzzle(3, "row_sum", "Row sum: a loop over a long row", "01_warmup", specs.row_sum, ROW_SUM_CASES,
            Tolerance(1e-5, magnitude_scale(specs.row_sum), "the row's sum of |x|"),
-           hints=((_first_block_only, "you summed only the first block of each row: loop over the whole "
-                                      "row with tl.range"),),
+           hints=ROW_SUM_HINTS,
            bench=Bench(sizes=(dict(N0=32768, T=4096), dict(N0=4096, T=32768)),
                        blocks=(dict(B0=1, B1=1024), dict(B0=1, B1=4096), dict(B0=4, B1=1024)),
-                       library={"torch.sum": lambda x: x.sum(dim=1)})),
+                       library={"torch.sum": lambda x: x.sum(dim=1)}), lesson_blocks=("B1",)),
     Puzzle(4, "softmax_three_loop", "Long softmax in three passes", "02_softmax_and_attention",
            specs.softmax, SOFTMAX_CASES, SOFTMAX_TOLERANCE, hints=SOFTMAX_HINTS,
            budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),),
-           bench=Bench(SOFTMAX_SIZES, SOFTMAX_BLOCKS, extra_reads={"x": 2}, library=SOFTMAX_LIBRARY)),
+           bench=Bench(SOFTMAX_SIZES, SOFTMAX_BLOCKS, extra_reads={"x": 2}, library=SOFTMAX_LIBRARY),
+           lesson_blocks=("B1",)),
     Puzzle(5, "softmax_online", "Online softmax: max and sum in one pass", "02_softmax_and_attention",
            specs.softmax, SOFTMAX_CASES, SOFTMAX_TOLERANCE, hints=SOFTMAX_HINTS,
            budgets=(Reads("x", 2, lesson="Carry the running max and rescale the running sum, so the max "
                                         "and the sum come from one pass over x."),),
-           bench=Bench(SOFTMAX_SIZES, SOFTMAX_BLOCKS, extra_reads={"x": 1}, library=SOFTMAX_LIBRARY)),
+           bench=Bench(SOFTMAX_SIZES, SOFTMAX_BLOCKS, extra_reads={"x": 1}, library=SOFTMAX_LIBRARY),
+           lesson_blocks=("B1",)),
     Puzzle(6, "flash_attention", "Scalar FlashAttention: one pass over keys and values",
            "02_softmax_and_attention", specs.flash_attention, FLASH_CASES,
            Tolerance(4e-6, _attention_scale, "the float32 rounding bound of the softmax-weighted sum"),
            hints=FLASH_HINTS,
-           budgets=(Reads("k", 1, per="program", lesson="Read each key once per program."),
-                    Reads("v", 1, per="program", lesson="Read each value once per program, in the same loop "
-                                                      "as the keys.")),
+           budgets=(Reads("k", 1, per="program", block=("z", "B0"), lesson="Read each key once per program."),
+                    Reads("v", 1, per="program", block=("z", "B0"),
+                          lesson="Read each value once per program, in the same loop as the keys.")),
            bench=Bench(sizes=(dict(N0=16384, T=16384),),
                        blocks=(dict(B0=64, B1=256), dict(B0=128, B1=128), dict(B0=256, B1=64)),
-                       library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"])),
+                       library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"]),
+           lesson_blocks=("B1",)),
     Puzzle(7, "scatter_add", "Scatter-add over COO edges, with atomics", "03_graph_attention", specs.scatter_add,
            SCATTER_CASES, Tolerance(1e-5, magnitude_scale(specs.scatter_add), "sum |v_scaled| / (sum score + 1e-6)"),
            hints=(_epsilon_hint(specs.scatter_add),), outputs=("out",), bench=GRAPH_BENCH(
@@ -882,7 +1197,7 @@ PUZZLES: tuple[Puzzle, ...] = (
     Puzzle(9, "csr_aggregate", "Multi-head neighbour aggregation over CSR", "03_graph_attention", specs.csr_aggregate,
            AGGREGATE_CASES, Tolerance(1e-5, magnitude_scale(specs.csr_aggregate),
                                       "sum |edge_weight| |node_feat| over the node's slots"),
-           outputs=("out",),
+           hints=AGGREGATE_HINTS, outputs=("out",),
            budgets=(Reads("node_feat", 1, per="edge", lesson="Each slot gathers its neighbour's row once."),
                     Reads("edge_weight", 1, lesson="Each slot's weights are read once.")),
            bench=Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=_reference_problem),),
@@ -911,11 +1226,12 @@ PUZZLES: tuple[Puzzle, ...] = (
     Puzzle(12, "attention", "Tiled FlashAttention on tensor cores", "04_tensor_cores", specs.attention,
            ATTENTION_TILE_CASES, Tolerance(1e-2, magnitude_scale(specs.attention, "v"), "sum_j p_ij |v_j|"),
            hints=ATTENTION_TILE_HINTS, outputs=("o",),
-           budgets=(Reads("k", 1, per="program", lesson="Each query block reads every key once."),
-                    Reads("v", 1, per="program", lesson="Each query block reads every value once, in the key loop."),
+           budgets=(Reads("k", 1, per="program", block=("o", "BQ*D"), lesson="Each query block reads every key once."),
+                    Reads("v", 1, per="program", block=("o", "BQ*D"),
+                          lesson="Each query block reads every value once, in the key loop."),
                     Dots("2*N*T*D", lesson="Both products, q k^T and p v, are tl.dot calls."),
                     Writes("o", 1, lesson="Store each row of o once, after the key loop.")),
-           bench=ATTENTION_BENCH),
+           bench=ATTENTION_BENCH, lesson_blocks=("BK",)),
     Puzzle(13, "sparse_attention", "Sparse attention on tensor cores (Fused3S, BSB format)", "04_tensor_cores",
            specs.sparse_attention, SPARSE_ATTENTION_CASES,
            Tolerance(1e-2, magnitude_scale(specs.sparse_attention, "v"), "sum over neighbours of p_ij |v_j|"),

@@ -1,12 +1,19 @@
-"""Turn grading results into text for people; ``--json`` output is ``PuzzleResult.to_json``."""
+"""Turn grading results into text for people; ``--json`` output is ``PuzzleResult.to_json``.
+
+Every report passes through ``safe_output.clean_text``: a submission's messages, source lines and file
+name cannot move the cursor, recolour the terminal, or crash the printing with a lone surrogate.
+"""
 
 from __future__ import annotations
 
+import itertools
 import sys
+import textwrap
 from collections.abc import Mapping
 
 from .grading import CaseResult, PuzzleResult
 from .registry import BY_NUMBER
+from .safe_output import clean_text
 
 
 def _marks():
@@ -47,11 +54,11 @@ def _case_line(case: CaseResult, mark: str, per_program: Mapping[str, str], widt
 
 def _details(case: CaseResult, per_program: Mapping[str, str]) -> list[str]:
     lines = [f"      this case: {case.about}"] if case.about else []
-    lines += [f"      {line}" for line in case.message.splitlines()]
+    lines += [f"      {line}" for line in clean_text(case.message).splitlines()]
     if case.accesses:
         lines.append(f"      accesses: {accesses_line(case, per_program)}")
     if case.hint:
-        lines.append(f"      hint: {case.hint}")
+        lines.append(f"      hint: {clean_text(case.hint)}")
     return lines
 
 
@@ -60,8 +67,12 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
     """The first failing case in full, later ones in a line each (all in full when verbose).
 
     `rerun` grades again with fresh cases, `replay` with the same seed; `more` says how to see
-    every failure in full, in the caller's terms.
+    every failure in full, in the caller's terms. Each message is capped; the whole text is cleaned.
     """
+    return clean_text(_format_result(result, rerun, replay, verbose, more), limit=None)
+
+
+def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool, more: str) -> str:
     ok, bad, star = _marks()
     puzzle = BY_NUMBER[result.puzzle]
     per_program = {b.arg: b.per for b in puzzle.budgets if getattr(b, "per", "all") != "all"}
@@ -69,10 +80,10 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
     lines += [f"  note: {n}" for n in result.notices]
     if result.status == "not_started":
         case = result.cases[-1]
-        lines.append(f"  not started: {case.message}")
+        lines.append(f"  not started: {clean_text(case.message)}")
         lines.append(f"  Write your kernel in {result.source}, then run: {rerun}")
         return "\n".join(lines)
-    shown, same, first_message = 0, 0, None
+    shown, same, first_message, first_hint = 0, 0, None, None
     widths = (max(len(c.name) for c in result.cases), max(len(_where(c)) for c in result.cases))
     for case in result.cases:
         skipped = case.reason == "skipped" and result.status == "passed"
@@ -84,10 +95,13 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
         if shown == 0 or verbose:
             lines += _details(case, per_program)
             first_message = first_message or case.message
+            first_hint = first_hint or case.hint
         elif case.message == first_message:
             same += 1
-        elif case.message:
-            lines.append(f"      {case.message.splitlines()[0]}")
+        else:  # in short: what the case is about (often the clue), its first line, and a hint not given yet
+            lines += [f"      this case: {case.about}"] if case.about else []
+            lines += [f"      {clean_text(case.message).splitlines()[0]}"] if case.message else []
+            lines += [f"      hint: {case.hint}"] if case.hint and case.hint != first_hint else []
         shown += 1
     passed = sum(c.passed for c in result.cases)
     total = len(puzzle.cases)
@@ -118,12 +132,28 @@ def _status_words(status: str) -> str:
     return STATUS_WORDS[status]
 
 
+TABLE_WIDTH = 100  # the progress table fits a terminal this wide, half a laptop screen beside an editor
+
+
 def format_table(rows: list[tuple[int, str, str, str]], where: str) -> str:
-    """rows of (number, slug, title, status key); see progress.rows."""
+    """rows of (number, slug, title, status key); see progress.rows.
+
+    The slug and title columns are as wide as their longest entry, as long as that leaves room for the usual
+    statuses ("not graded yet") within TABLE_WIDTH; a title longer than that would wrap. A rarer, longer status
+    ("changed since graded (was not started)") wraps within the status column. Text wraps at spaces."""
+    slug_width = max(len("puzzle"), *(len(slug) for _, slug, _, _ in rows))
+    prefix = f"  {'':>2}  {'':<{slug_width}}  "  # two spaces between columns
+    usual_status = max(len(_status_words(key)) for key in STATUS_WORDS)
+    title_width = min(max(len(title) for _, _, title, _ in rows), TABLE_WIDTH - len(prefix) - 2 - usual_status)
+    status_width = TABLE_WIDTH - len(prefix) - title_width - 2
     lines = [f"Triton Attention Puzzles: progress in {where}/", "",
-             f"  {'#':>2}  {'puzzle':<20} {'title':<54} status"]
+             f"  {'#':>2}  {'puzzle':<{slug_width}}  {'title':<{title_width}}  status"]
     for number, slug, title, status in rows:
-        lines.append(f"  {number:>2}  {slug:<20} {title:<54} {_status_words(status)}")
+        titles = textwrap.wrap(title, title_width) or [""]
+        statuses = textwrap.wrap(_status_words(status), status_width)
+        for index, (title_part, status_part) in enumerate(itertools.zip_longest(titles, statuses, fillvalue="")):
+            start = f"  {number:>2}  {slug:<{slug_width}}  " if index == 0 else prefix
+            lines.append(f"{start}{title_part:<{title_width}}  {status_part}".rstrip())
     done = sum(status == "passed" for *_, status in rows)
     todo = next((number for number, *_, status in rows if status != "passed"), None)
     lines.append("")

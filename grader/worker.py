@@ -1,7 +1,9 @@
-"""The child process that grades cases for ``grader.runner`` and streams one JSON line per event.
+"""The child process that runs the learner's code for ``grader.runner`` and streams one JSON line per event.
 
-Run as ``python -m grader.worker FD`` with the job as JSON on stdin; events go to file
-descriptor FD, so that anything the learner's code prints (sent to stderr) cannot garble them.
+Run as ``python -m grader.worker FD`` with the job as JSON on stdin; events go to file descriptor
+FD, so that anything the learner's code prints (sent to stderr) cannot garble them. The events and
+the job are described in ``grader/runner.py``. The worker sends what the launcher did
+(``grading.execute``), never a verdict: the parent judges.
 """
 
 from __future__ import annotations
@@ -22,22 +24,24 @@ def main() -> None:
     from . import env
 
     mode = env.choose_mode(job["interpret"])  # before anything imports triton
-    from . import grading, loader, registry
-
-    def run(puzzle, launcher, start):
-        for index in range(start, len(puzzle.cases)):
-            emit(event="start", puzzle=puzzle.number, case=index)
-            yield grading.run_case(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device, job["timeout"])
+    from . import grading, loader, registry, transfer
 
     for item in job["puzzles"]:
         puzzle = registry.find(item["puzzle"])
+        emit(event="load", puzzle=puzzle.number)
         try:
             launcher = loader.load_launcher(puzzle, job["impl"], job["file"])
         except loader.LoadError as exc:
             emit(event="load_error", puzzle=puzzle.number, message=str(exc))
             continue
-        for result in grading.settle(puzzle, run(puzzle, launcher, item["start"]), item["start"]):
-            emit(event="result", puzzle=puzzle.number, result=result.to_json())
+        for index in range(item["start"], len(puzzle.cases)):
+            emit(event="start", puzzle=puzzle.number, case=index)
+            execution = grading.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
+                                        job["timeout"])
+            emit(event="execution", puzzle=puzzle.number, case=index,
+                 execution=transfer.execution_to_json(execution))
+            if execution.early is not None and grading.ends_puzzle(execution.early.reason, index):
+                break
         emit(event="done", puzzle=puzzle.number, notices=grading.mode_notices(mode.device))
 
 

@@ -1,15 +1,16 @@
 """Puzzle 9: Multi-head neighbour aggregation over CSR.
 
 You will learn
-- the CSR index read from the receiving side: row n lists, in slots row_ptr[n] .. row_ptr[n+1]-1,
-  the neighbours col_idx[s] whose features flow into n;
+- the CSR index read from the receiving side: row n lists, in the slots s with
+  row_ptr[n] <= s < row_ptr[n+1] (row_ptr[n+1] is where the next node starts), the neighbours
+  col_idx[s] whose features flow into n;
 - a weighted gather: each slot brings its neighbour's H x D features, scaled per head by
   edge_weight[s, h];
 - that a problem this small (the reference one has 320 nodes) is dominated by launch overhead,
   which is why the benchmark also times it inside a CUDA graph.
 
 The math, per node n and head h
-    out[n, h, :] = sum_{s = row_ptr[n]}^{row_ptr[n+1]-1} edge_weight[s, h] * node_feat[col_idx[s], h, :]
+    out[n, h, :] = sum over row_ptr[n] <= s < row_ptr[n+1] of edge_weight[s, h] * node_feat[col_idx[s], h, :]
 edge_weight is in slot order (row s of edge_weight belongs to slot s). A node with no slot gets 0.
 
 Spec (the grader's copy is in grader/specs.py)
@@ -42,7 +43,7 @@ import triton.language as tl
 def csr_aggregate_kernel(
     node_feat_ptr,  # pointer to node_feat: N x H x D float32
     edge_weight_ptr,  # pointer to edge_weight: E x H float32, in slot order
-    row_ptr_ptr,  # pointer to row_ptr: N+1 int32; node n's slots are row_ptr[n] .. row_ptr[n+1]-1
+    row_ptr_ptr,  # pointer to row_ptr: N+1 int32; node n's slots are row_ptr[n] <= s < row_ptr[n+1]
     col_idx_ptr,  # pointer to col_idx: E int32, the neighbour each slot reads from
     out_ptr,  # pointer to the output: N x H x D float32
     N,  # number of nodes

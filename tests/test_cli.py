@@ -80,6 +80,8 @@ def test_seed_replays_the_same_cases():
     (["1", "--timeout", "0"], "--timeout must be positive"),
     (["1", "--file", "missing.py"], "no such file"),
     (["1", "--file", "puzzles"], "is a directory"),
+    (["--gradescope", "results.json"], "--gradescope needs a puzzle"),
+    (["1", "--gradescope", "no/such/folder/results.json"], "its folder does not exist"),
 ])
 def test_usage_errors_exit_2(args, complaint):
     run = run_cli(*args)

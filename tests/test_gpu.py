@@ -40,3 +40,33 @@ def test_bench_runs_and_reports_the_copy_bandwidth():
     run = run_cli("bench", "1", "--no-compile", interpret=False)
     assert run.returncode == 0, run.stderr
     assert "Copy bandwidth" in run.stdout and "triton (ours)" in run.stdout
+
+
+def _native_cases(puzzle: int, path) -> list[dict]:
+    run = run_cli(str(puzzle), "--file", str(path), "--json", interpret=False)
+    return json.loads(run.stdout)["results"][0]["cases"]
+
+
+@pytest.mark.parametrize("name, clue", [
+    ("p01_torch_add.py", "`aten.add`"),
+    ("p04_host_row_max.py", "`aten.amax`"),
+    ("p06_host_key_max.py", "`aten.max`"),
+    ("p08_host_dst.py", "`aten.sub`"),
+    ("p05_one_block_per_row.py", "your launch of whole_row_softmax_kernel used B1="),
+])
+def test_a_cheating_launcher_is_refused_natively(name, clue):
+    cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / "cheating" / name)
+    refused = [c for c in cases if c["reason"] == "launcher"]
+    assert refused and clue in refused[0]["message"], cases[0]
+
+
+@pytest.mark.parametrize("path", ["right/p01_autotuned.py", "right/p06_persistent.py", "right/p01_returns_a_slice.py",
+                                  "right_on_triton_3_6/p11_block_pointers.py"])
+def test_correct_alternatives_pass_natively(path):
+    import triton
+
+    if path.startswith("right_on_triton_3_6") and not triton.__version__.startswith("3.6"):
+        pytest.skip("block pointers exist on triton 3.6 only")
+    name = path.split("/")[1]
+    cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / path)
+    assert all(c["passed"] or c["reason"] == "skipped" for c in cases), [c for c in cases if not c["passed"]][:1]

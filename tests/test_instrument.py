@@ -12,7 +12,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from helpers import ROOT, requires_interpreter
+from helpers import KERNELS, ROOT, grade_file, requires_interpreter
 
 from grader import instrument
 
@@ -53,7 +53,7 @@ def test_counts_and_coverage_of_a_masked_copy():
     regions = {r.label: r for r in recorder.regions}
     assert regions["src"].loads == 100 and regions["src"].params == ["src_ptr"]
     assert regions["dst"].stores == 100 and regions["dst"].written.all()
-    assert recorder.programs == 4 and [l.name for l in recorder.launches] == ["copy_kernel"]
+    assert recorder.programs == 4 and [launch.name for launch in recorder.launches] == ["copy_kernel"]
     assert torch.equal(src, dst)
 
 
@@ -239,3 +239,46 @@ def test_descriptor_padding_past_the_end_is_not_out_of_bounds_even_over_a_neighb
     regions = {r.label: r for r in recorder.regions}
     assert regions["a"].loads == 4 * 16 and regions["b"].loads == 0
     assert torch.equal(out[:4], a[16:]) and bool((out[4:] == 0).all())
+
+
+# -- tl.where between pointers into two tensors ---------------------------------------------------------
+
+@triton.jit
+def where_pointers_kernel(x_ptr, y_ptr, out_ptr, N, SHIFT, B: tl.constexpr):
+    """out[i] = x[i] for even i, y[i + SHIFT] for odd i: one load through pointers into two tensors."""
+    offsets = tl.arange(0, B)
+    pointers = tl.where(offsets % 2 == 0, x_ptr + offsets, y_ptr + offsets + SHIFT)
+    tl.store(out_ptr + offsets, tl.load(pointers, mask=offsets < N), mask=offsets < N)
+
+
+def test_a_load_through_tl_where_of_two_tensors_is_judged_lane_by_lane():
+    """Each lane lies in x or in y, so the load is in bounds, and each tensor is charged its own lanes."""
+    x, y, out = torch.randn(32), torch.randn(32), torch.zeros(32)
+    recorder = _record(where_pointers_kernel, (1,), x, y, out, 32, 0, B=32, watch={"x": x, "y": y})
+    assert recorder.violation is None, recorder.violation.message()
+    regions = {r.label: r for r in recorder.regions}
+    assert regions["x"].loads == 16 and regions["y"].loads == 16
+    assert torch.equal(out[0::2], x[0::2]) and torch.equal(out[1::2], y[1::2])
+
+
+def test_a_lane_of_tl_where_outside_both_tensors_is_still_out_of_bounds():
+    x, y, out = torch.randn(32), torch.randn(32), torch.zeros(32)
+    recorder = _record(where_pointers_kernel, (1,), x, y, out, 32, 2, B=32, watch={"x": x, "y": y})
+    violation = recorder.violation
+    assert violation is not None and violation.kind == "load"
+    assert "out-of-bounds load on y (passed as y_ptr) or x (passed as x_ptr): 1 of 32 unmasked lanes" \
+        in violation.message()
+    assert violation.offsets == [33]  # y[31 + 2], reported against the tensor the lane is nearest
+
+
+# -- the int32 mask fix says what to write instead -------------------------------------------------------
+
+def test_a_mask_the_stock_interpreter_rejects_passes_with_a_note_saying_what_to_write():
+    """Triton 3.6's interpreter builds the same int32 mask but accepts it; 3.9's rejects it. The note is given
+    on both, as a learner's kernel should run on either."""
+    result = grade_file(1, KERNELS / "right" / "p01_scalar_condition_mask.py")
+    assert result.status == "passed", [(c.reason, c.message) for c in result.cases]
+    note = result.cases[0].message
+    assert note.startswith("note: the stock interpreter of triton 3.9") and "tl.where(node < N, block_mask, False)" \
+        in note
+    assert "p01_scalar_condition_mask.py:" in note and "tl.load(x_ptr + offsets, mask=mask)" in note  # where it is used

@@ -54,8 +54,8 @@ MUTATIONS = [
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
              "tl.store(z_ptr + offsets, x + y, mask=mask)\n    tl.store(x_ptr + offsets, x * 0, mask=mask)",
              "input_modified", "changed the input x"),
-    Mutation(1, "launcher computes in PyTorch", "    return z\n", "    return x + y\n", "bad_output",
-             "every output element must be written by a kernel"),
+    Mutation(1, "launcher computes in PyTorch", "    return z\n", "    return x + y\n", "launcher",
+             "computed `aten.add` with PyTorch"),
     Mutation(1, "float64 output", "z = torch.empty_like(x)", "z = torch.empty_like(x, dtype=torch.float64)",
              "bad_output", "dtype torch.float64"),
     Mutation(1, "output of the wrong shape", "z = torch.empty_like(x)",
@@ -72,13 +72,13 @@ MUTATIONS = [
     # puzzle 3
     Mutation(3, "sums only the first block", "for start in tl.range(0, T, B1):", "for start in tl.range(0, B1, B1):",
              "mismatch", "only the first block"),
-    Mutation(3, "padding loads 1 instead of 0", "other=0.0", "other=1.0", "mismatch", "wrong"),
+    Mutation(3, "padding loads 1 instead of 0", "other=0.0", "other=1.0", "mismatch", "load them with other=0.0"),
     Mutation(3, "masked load without other=", "mask=mask, other=0.0)", "mask=mask)", "mismatch",
              "a masked load without other="),
     Mutation(3, "sum along the wrong axis", "tl.sum(tile, axis=1)", "tl.sum(tile, axis=0)", "error",
              "check the axis of tl.sum"),
     Mutation(3, "row offset forgets the row length", "rows[:, None] * T + cols[None, :]",
-             "rows[:, None] + cols[None, :]", "mismatch", "wrong"),
+             "rows[:, None] + cols[None, :]", "mismatch", "must start at r * T"),
     # puzzle 4
     Mutation(4, "no max subtraction", "(x - m) * LOG2E", "x * LOG2E", "mismatch", "NaN or inf", count=-1),
     Mutation(4, "padded lanes counted in the sum",
@@ -87,7 +87,7 @@ MUTATIONS = [
     Mutation(5, "padded lanes load 0", 'other=float("-inf"))\n        new_max', "other=0.0)\n        new_max",
              "mismatch", "padded lanes of the last block count as zeros"),
     Mutation(4, "running max started at 0", 'row_max = tl.full([B0], float("-inf"), dtype=tl.float32)',
-             "row_max = tl.zeros([B0], dtype=tl.float32)", "mismatch", "wrong"),
+             "row_max = tl.zeros([B0], dtype=tl.float32)", "mismatch", "Start the max at -inf"),
     Mutation(4, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
              "out_of_bounds", "out-of-bounds load on x", count=-1),
     Mutation(4, "writes only the first block of each row",
@@ -107,7 +107,7 @@ MUTATIONS = [
     Mutation(5, "a misspelt tl function", "new_max = tl.maximum(row_max,", "new_max = tl.maxmimum(row_max,",
              "error", "did you mean tl.maximum?"),
     Mutation(5, "max of the block only", "new_max = tl.maximum(row_max, tl.max(x, axis=1))",
-             "new_max = tl.max(x, axis=1)", "mismatch", "wrong"),
+             "new_max = tl.max(x, axis=1)", "mismatch", "m_new = tl.maximum(m, tl.max(x, axis=1))"),
     # puzzle 6
     Mutation(6, "sums not rescaled", "alpha = tl.exp2((running_max - new_max) * LOG2E)", "alpha = 1.0", "mismatch",
              "the running sums are not rescaled"),
@@ -116,13 +116,14 @@ MUTATIONS = [
              "scores = q[:, None] * k[None, :]", "mismatch", "padded keys count in the sums"),
     Mutation(6, "no running max", "new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
              "new_max = running_max * 0.0", "mismatch", "NaN or inf"),
-    Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch", "wrong"),
+    Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch",
+             "the denominator d is, acc is not"),
     # puzzle 7
     Mutation(7, "forgot the epsilon", "num / (den[:, :, None] + EPS)", "num / den[:, :, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
     Mutation(7, "plain add instead of an atomic", "tl.atomic_add(num_ptr + target, values, mask=tile_mask)",
              "tl.store(num_ptr + target, tl.load(num_ptr + target, mask=tile_mask) + values, mask=tile_mask)",
-             "mismatch", "wrong"),
+             "race", "tl.atomic_add"),
     # puzzle 8
     Mutation(8, "forgot the epsilon", "num / (den[:, None] + 1e-6)", "num / den[:, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
@@ -135,12 +136,12 @@ MUTATIONS = [
              "budget", "atomics on out", also=(("out = torch.empty(", "out = torch.zeros("),)),
     # puzzle 9
     Mutation(9, "weights read by neighbour, not by slot", "edge_weight_ptr + slots[:, None] * H",
-             "edge_weight_ptr + neighbours[:, None] * H", "mismatch", "wrong"),
+             "edge_weight_ptr + neighbours[:, None] * H", "mismatch", "its rows are by slot"),
     # puzzle 10
     Mutation(10, "clip applied after the sum only", "e_out = tl.clamp(k * q[None, :, :], -5.0, 5.0) * e",
              "e_out = k * q[None, :, :] * e", "mismatch", "per-feature clip"),
     Mutation(10, "no clip at all", "e_out = tl.clamp(k * q[None, :, :], -5.0, 5.0) * e",
-             "e_out = k * q[None, :, :] * e", "mismatch", "neither clip is applied",
+             "e_out = k * q[None, :, :] * e", "mismatch", "shows in the case 'clip per feature'",
              also=(("logits = tl.clamp(tl.sum(e_out, axis=2), -5.0, 5.0)", "logits = tl.sum(e_out, axis=2)"),)),
     Mutation(10, "masked slots not zeroed after exp",
              "weights = tl.where(slot_ok[:, None] & (heads < H)[None, :], tl.exp(logits), 0.0)",
@@ -189,9 +190,9 @@ MUTATIONS = [
     Mutation(13, "acc not rescaled", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
              "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "the sums are not rescaled"),
     Mutation(13, "scale missing", "* (scale * LOG2E)", "* LOG2E", "mismatch", "the scores miss the 1 / sqrt(D) scale"),
-    Mutation(13, "one program per non-empty window, window_order ignored",
-             "window = tl.load(window_order_ptr + tl.program_id(0))", "window = tl.program_id(0)", "never_written",
-             "never written (missing tl.store or mask?): first at [96, 0]",
+    Mutation(13, "one program per non-empty window counted on the host, window_order ignored",
+             "window = tl.load(window_order_ptr + tl.program_id(0))", "window = tl.program_id(0)", "launcher",
+             "computed `aten.gt` with PyTorch",
              also=(("windows = window_order.numel()", "windows = int((window_ptr[1:] > window_ptr[:-1]).sum())"),)),
     Mutation(13, "a score of exactly 0 taken for no edge", 'scores = tl.where(edge, scores, float("-inf"))',
              'scores = scores * edge.to(tl.float32)\n        scores = tl.where(scores != 0.0, scores, float("-inf"))',
@@ -229,10 +230,13 @@ def test_three_loop_kernel_exceeds_puzzle_5_budget(tmp_path):
 
 @pytest.mark.puzzle8
 def test_a_coo_scan_exceeds_the_csc_index_budget():
-    result = grade_file(8, KERNELS / "wrong" / "p08_coo_scan.py", first_failure=True)
+    """The O(N x E) scan is stopped as soon as it goes over its index budget, long before any time limit (an
+    hour here, so that a busy machine cannot turn the verdict into a timeout)."""
+    result = grade_file(8, KERNELS / "wrong" / "p08_coo_scan.py", timeout=3600, first_failure=True)
     case = failed_case(result)
     assert case.reason == "budget", _report(result)
-    assert "elements of col_ptr, edge_id loaded, the budget is E + 3*N" in case.message
+    assert "elements of col_ptr, edge_id loaded" in case.message and "the budget is E + 3*N" in case.message
+    assert "stopped as soon as it went over budget" in case.message
 
 
 @pytest.mark.puzzle6

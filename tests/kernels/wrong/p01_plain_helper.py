@@ -1,0 +1,28 @@
+"""Puzzle 1 with the sum in a plain Python helper (no @triton.jit).
+
+The interpreter runs the kernel as Python, so the call works there; the GPU compiler can only call
+@triton.jit functions, so the GPU compile check must reject it.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+def add_values(x, y):
+    return x + y
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, z_ptr, N0, B0: tl.constexpr):
+    offsets = tl.program_id(0) * B0 + tl.arange(0, B0)
+    mask = offsets < N0
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(z_ptr + offsets, add_values(x, y), mask=mask)
+
+
+def add(x: torch.Tensor, y: torch.Tensor, B0: int = 1024) -> torch.Tensor:
+    z = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), B0),)](x, y, z, x.numel(), B0=B0)
+    return z

@@ -1,0 +1,33 @@
+"""Puzzle 11 on CUDA cores, with a tl.dot whose result is never used to meet the tensor-core budget.
+
+The values come from broadcast multiplies and sums; the extra tl.dot does the right amount of work in the
+interpreter, but the GPU compiler removes it (nothing reads its result), so the Dots budget, which counts
+only dots left in the compiled kernel, must reject it.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_broadcast_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for start in tl.range(0, K, BK):
+        steps = start + tl.arange(0, BK)
+        a = tl.load(a_ptr + rows[:, None] * K + steps[None, :], mask=(rows[:, None] < M) & (steps[None, :] < K),
+                    other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + steps[:, None] * N + cols[None, :], mask=(steps[:, None] < K) & (cols[None, :] < N),
+                    other=0.0).to(tl.float32)
+        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)  # [BM, BK, BN] products, summed over K
+        unused = tl.dot(a, b)  # noqa: F841  (the GPU compiler drops it)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, BM: int = 32, BN: int = 32, BK: int = 16) -> torch.Tensor:
+    (m, k), n = a.shape, b.shape[1]
+    c = torch.empty((m, n), dtype=torch.float32, device=a.device)
+    matmul_broadcast_kernel[(triton.cdiv(m, BM), triton.cdiv(n, BN))](a, b, c, m, n, k, BM=BM, BN=BN, BK=BK)
+    return c

@@ -1,0 +1,157 @@
+"""Budgets count all traffic: copies of an input, idle programs and duplicate lanes cannot hide reads,
+and persistent or clamped kernels are not punished (grader/budgets.py's docstring says how)."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+
+from grader import instrument, registry
+from grader.budgets import Loads, Reads
+
+pytestmark = requires_interpreter
+
+
+def _report(result) -> str:
+    return "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
+
+
+def _budget_failure(result, clue: str):
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert clue in case.message, _report(result)
+    return case
+
+
+# -- copies of an input --------------------------------------------------------------------------------
+
+COPY_KERNEL = '''
+
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, N, B: tl.constexpr):
+    offsets = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(dst_ptr + offsets, tl.load(src_ptr + offsets, mask=offsets < N), mask=offsets < N)
+'''
+
+SOFTMAX_ON_A_COPY = COPY_KERNEL + '''
+
+def softmax_online(x, B0=1, B1=4096):
+    """Copy x once, then run the three-pass kernel on the copy: x itself is loaded only once."""
+    scratch = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(x.numel(), B1),)](x, scratch, x.numel(), B=B1)
+    return softmax_three_loop(scratch, B0, B1)
+'''
+
+
+@pytest.mark.puzzle5
+def test_reading_a_kernel_made_copy_of_x_counts_as_reading_x(tmp_path):
+    text = solution_text(registry.find(4)) + SOFTMAX_ON_A_COPY
+    case = _budget_failure(grade_text(5, text, tmp_path), "x read 4.00x")
+    assert "including loads of tensors that are not inputs" in case.message and "budget is 2x" in case.message
+
+
+GATHER_ON_A_COPY = COPY_KERNEL + '''
+
+def csc_gather(v_scaled, score, col_ptr, edge_id, BLOCK_E=8, NODES_PER_PROGRAM=1):
+    """Gather through a kernel-made copy of edge_id: every slot's edge id is loaded twice."""
+    copied = torch.empty_like(edge_id)
+    if edge_id.numel():
+        copy_kernel[(triton.cdiv(edge_id.numel(), 256),)](edge_id, copied, edge_id.numel(), B=256)
+    num_nodes = col_ptr.numel() - 1
+    _, heads, feats = v_scaled.shape
+    out = torch.empty((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)
+    csc_gather_kernel[(num_nodes,)](v_scaled, score, col_ptr, copied, out, num_nodes, heads, feats,
+                                    BLOCK_E=BLOCK_E, NODES_PER_PROGRAM=1, H_PAD=triton.next_power_of_2(heads),
+                                    D_PAD=triton.next_power_of_2(feats))
+    return out
+'''
+
+
+@pytest.mark.puzzle8
+def test_the_index_budget_counts_every_integer_load(tmp_path):
+    """A copy of edge_id is not a named index array, but its loads are integer loads all the same."""
+    result = grade_text(8, solution_text(registry.find(8)) + GATHER_ON_A_COPY, tmp_path)
+    case = _budget_failure(result, "elements of col_ptr, edge_id loaded (counting the tensor passed as dst_ptr, "
+                                   "edge_id_ptr (")
+    assert "the budget is E + 3*N" in case.message
+
+
+@triton.jit
+def _sum_rows_kernel(x_ptr, z_ptr, T, PASSES: tl.constexpr, B: tl.constexpr):
+    """z[row] = PASSES * sum(x[row]), reading the row PASSES times."""
+    cols = tl.arange(0, B)
+    total = tl.zeros([B], dtype=tl.float32)
+    for _ in tl.static_range(PASSES):
+        total += tl.load(x_ptr + tl.program_id(0) * T + cols, mask=cols < T, other=0.0)
+    tl.store(z_ptr + tl.program_id(0), tl.sum(total, axis=0))
+
+
+def test_a_clone_made_by_the_launcher_counts_as_the_input():
+    """The launcher guard refuses torch.clone; without it (natively) the budget still sees the copy."""
+    x = torch.randn(4, 100)
+    with instrument.recording() as recorder:
+        recorder.watch("x", x)
+        copy = x.clone()
+        _sum_rows_kernel[(4,)](x, torch.empty(4), 100, PASSES=1, B=128)
+        _sum_rows_kernel[(4,)](copy, torch.empty(4), 100, PASSES=2, B=128)
+    problem = Reads("x", 2).check(recorder, {"x": x.numel()}, {})
+    assert problem is not None and "x read 3.00x" in problem and "the tensor passed as x_ptr (800 loads)" in problem
+
+
+# -- per program: per block of output stored -------------------------------------------------------------
+
+@pytest.mark.puzzle6
+def test_idle_programs_do_not_dilute_the_per_program_budget():
+    result = grade_file(6, KERNELS / "wrong" / "p06_two_pass_idle_programs.py", first_failure=True)
+    _budget_failure(result, "k read 2.00x per program, the budget is 1x for each block of z (B0 = ")
+
+
+@pytest.mark.puzzle6
+def test_an_idle_program_that_still_reads_the_keys_is_over_budget(tmp_path):
+    text = (KERNELS / "wrong" / "p06_two_pass.py").read_text()
+    text = text.replace("two_pass_kernel[(triton.cdiv(", "two_pass_kernel[(2 * triton.cdiv(")
+    assert "2 * triton.cdiv" in text
+    _budget_failure(grade_text(6, text, tmp_path), "but stored no element of z")
+
+
+@pytest.mark.puzzle6
+def test_storing_rows_one_at_a_time_does_not_multiply_the_allowance(tmp_path):
+    """Two passes, then B0 one-row stores: still one block of z, so k is read 2x for it."""
+    text = (KERNELS / "wrong" / "p06_two_pass.py").read_text()
+    old = "    tl.store(z_ptr + queries, weighted / total, mask=queries < N0)\n"
+    assert old in text
+    text = text.replace(old, "    result = weighted / total\n    for row in tl.static_range(B0):\n"
+                             "        one = tl.arange(0, B0) == row\n"
+                             "        tl.store(z_ptr + queries, result, mask=one & (queries < N0))\n")
+    _budget_failure(grade_text(6, text, tmp_path), "k read 2.00x per program")
+
+
+# -- duplicate lanes --------------------------------------------------------------------------------------
+
+@triton.jit
+def _clamped_copy_kernel(src_ptr, dst_ptr, N, B: tl.constexpr):
+    offsets = tl.minimum(tl.arange(0, B), N - 1)  # lanes past N all read (and write) element N-1
+    tl.store(dst_ptr + offsets, tl.load(src_ptr + offsets))
+
+
+def test_duplicate_lanes_of_one_access_count_once():
+    src, dst = torch.randn(5), torch.zeros(5)
+    with instrument.recording() as recorder:
+        recorder.watch("src", src)
+        _clamped_copy_kernel[(1,)](src, dst, 5, B=64)
+    regions = {r.label: r for r in recorder.regions}
+    assert regions["src"].loads == 5 and regions["dst"].stores == 5
+    assert recorder.race is None and torch.equal(src, dst)
+
+
+def test_an_index_budget_on_floats_ignores_integer_loads():
+    """Loads on float tensors (puzzle 13's k and v) count copies of floats, not the integer indices."""
+    x, index = torch.randn(64), torch.arange(64, dtype=torch.int32)
+    with instrument.recording() as recorder:
+        recorder.watch("x", x)
+        recorder.watch("index", index)
+        _sum_rows_kernel[(1,)](index, torch.empty(1, dtype=torch.int32), 64, PASSES=3, B=64)
+        _sum_rows_kernel[(1,)](x, torch.empty(1), 64, PASSES=1, B=64)
+    assert Loads(("x",), "64").check(recorder, {}, {}) is None
+    assert "192 elements of index loaded" in Loads(("index",), "64").check(recorder, {}, {})

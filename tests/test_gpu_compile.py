@@ -1,0 +1,178 @@
+"""Kernels that pass in the interpreter but not on a GPU fail with reason "gpu_compile" (grader.gpu_compile).
+
+Each trap is a known-wrong kernel, most as a one-line mutation of a solution (as in test_wrong_kernels.py),
+rejected with a clue that names the fix. Correct alternatives near each trap pass. Every solution passing
+is test_solutions.py's job; the check runs there too.
+"""
+
+import pytest
+import triton
+import triton.language as tl
+from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+from test_wrong_kernels import Mutation
+
+from grader import gpu_compile, instrument, registry
+
+pytestmark = requires_interpreter
+
+TRAPS = [
+    Mutation(3, "scalar accumulator that becomes a block", "acc = tl.zeros([B0], dtype=tl.float32)", "acc = 0.0",
+             "gpu_compile", "Start it as a block: `acc = tl.zeros([B0], dtype=tl.float32)`"),
+    Mutation(5, "scalar running max and sum over a block of rows",
+             'row_max = tl.full([B0], float("-inf"), dtype=tl.float32)', 'row_max = -float("inf")', "gpu_compile",
+             "`row_max` starts as a scalar and becomes a block in the loop (it starts at",
+             also=(("denominator = tl.zeros([B0], dtype=tl.float32)", "denominator = 0.0"),)),
+    Mutation(5, "module-level float that is not a constexpr", "    LOG2E: tl.constexpr = 1.4426950408889634\n", "",
+             "gpu_compile", "`LOG2E = tl.constexpr(...)` at module level",
+             also=(("import triton.language as tl\n",
+                    "import triton.language as tl\n\nLOG2E = 1.4426950408889634\n"),)),
+    Mutation(9, "tl.static_range over loaded bounds", "tl.range(start, end, BLOCK_E)",
+             "tl.static_range(start, end, BLOCK_E)", "gpu_compile", "use tl.range(...)"),
+    Mutation(1, "`and` on blocks", "mask = offsets < N0", "mask = (offsets >= 0) and (offsets < N0)", "gpu_compile",
+             "Use `&` on boolean blocks"),
+]
+
+# Traps the interpreter of triton 3.6 and 3.9 refuses itself, as the GPU compiler does: no compile needed.
+REFUSED_BY_THE_INTERPRETER = [
+    Mutation(9, "tl.arange to a run-time size", "heads = tl.arange(0, H_PAD)", "heads = tl.arange(0, H)",
+             "error", "arange's arguments must be of type tl.constexpr"),
+    Mutation(9, "tl.zeros of a run-time shape", "acc = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)",
+             "acc = tl.zeros([H, D], dtype=tl.float32)", "error", "must have type `constexpr[int]`"),
+    Mutation(1, "builtin abs on a block", "tl.store(z_ptr + offsets, x + y, mask=mask)",
+             "tl.store(z_ptr + offsets, abs(x + y), mask=mask)", "error", "bad operand type for abs()"),
+]
+
+
+def _report(result) -> str:
+    return "\n".join(f"{c.name}: {c.reason}: {c.message} | hint: {c.hint}" for c in result.cases)
+
+
+@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
+                                                   id=f"p{m.puzzle}-{m.mistake}") for m in TRAPS])
+def test_interpreter_only_kernel_fails_the_gpu_compile_check(mutation, tmp_path):
+    puzzle = registry.find(mutation.puzzle)
+    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
+    case = failed_case(result)
+    assert case.reason == mutation.reason, _report(result)
+    assert mutation.clue in case.message, _report(result)
+    assert f"{puzzle.module}_under_test.py:" in case.message, "the message names the learner's line"
+
+
+@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
+                                                   id=f"p{m.puzzle}-{m.mistake}") for m in REFUSED_BY_THE_INTERPRETER])
+def test_trap_the_interpreter_refuses_fails_before_the_compile(mutation, tmp_path):
+    test_interpreter_only_kernel_fails_the_gpu_compile_check(mutation, tmp_path)
+
+
+@pytest.mark.parametrize("puzzle, name, clue", [
+    pytest.param(1, "p01_plain_helper.py", "Put @triton.jit above `def add_values`", marks=pytest.mark.puzzle1,
+                 id="plain helper"),
+    pytest.param(5, "p05_builtin_max.py", "Use tl.maximum(a, b)", marks=pytest.mark.puzzle5, id="builtin max"),
+])
+def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue):
+    result = grade_file(puzzle, KERNELS / "wrong" / name, first_failure=True)
+    case = failed_case(result)
+    assert case.reason == "gpu_compile", _report(result)
+    assert clue in case.message and f"{name}:" in case.message, _report(result)
+
+
+@pytest.mark.parametrize("puzzle, name", [
+    pytest.param(1, "p01_jit_helper.py", marks=pytest.mark.puzzle1, id="@triton.jit helper"),
+    pytest.param(5, "p05_one_row_scalars.py", marks=pytest.mark.puzzle5, id="scalars that stay scalars"),
+])
+def test_correct_alternative_compiles(puzzle, name):
+    result = grade_file(puzzle, KERNELS / "right" / name)
+    assert result.status == "passed", _report(result)
+
+
+@pytest.mark.puzzle5
+def test_a_module_level_constexpr_global_compiles(tmp_path):
+    """The fix the advice gives for a plain float global."""
+    edit = Mutation(5, "module-level constexpr", "    LOG2E: tl.constexpr = 1.4426950408889634\n", "", "passed", "",
+                    also=(("import triton.language as tl\n",
+                           "import triton.language as tl\n\nLOG2E = tl.constexpr(1.4426950408889634)\n"),))
+    result = grade_text(5, edit.apply(solution_text(registry.find(5))), tmp_path, first_failure=False)
+    assert result.status == "passed", _report(result)
+
+
+@pytest.mark.puzzle11
+def test_a_dot_whose_result_is_never_used_does_not_count():
+    result = grade_file(11, KERNELS / "wrong" / "p11_dead_dot.py", first_failure=True)
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert "tl.dot did 0% of the multiply-adds" in case.message, _report(result)
+    assert "The tl.dot at p11_dead_dot.py:25 is not in the compiled kernel: its result is never used" in case.message
+
+
+# -- the AST rule, on its own -------------------------------------------------------------------------
+
+@triton.jit
+def _static_uses(x_ptr, N0, B0: tl.constexpr, B1: tl.constexpr):
+    WIDE: tl.constexpr = max(B0, 16)
+    half = min(B1, 64) // 2
+    offsets = tl.program_id(0) * WIDE + tl.arange(0, WIDE)
+    if B0 > 16 and not B1 < 16:
+        offsets += half
+    if tl.program_id(0) < N0 and N0 > 0:  # a whole condition: scalars, where both agree
+        tl.store(x_ptr + offsets, abs(-1.0), mask=(offsets < N0) & (offsets >= 0))
+
+
+@triton.jit
+def _not_on_a_block(x_ptr, N0, B0: tl.constexpr):
+    offsets = tl.arange(0, B0)
+    inside = offsets < N0
+    tl.store(x_ptr + offsets, 1.0, mask=not inside)
+
+
+@triton.jit
+def _or_through_a_local(x_ptr, N0, B0: tl.constexpr):
+    offsets = tl.arange(0, B0)
+    alias = offsets
+    tl.store(x_ptr + offsets, 1.0, mask=(alias < 0) or (alias < N0))
+
+
+def _static_problems(kernel):
+    functions: dict = {}
+    gpu_compile._collect(kernel.fn, functions)
+    return gpu_compile.static_problems(functions)
+
+
+def test_static_values_may_use_python_operators():
+    assert _static_problems(_static_uses) is None
+
+
+@triton.jit
+def _builtin_min_and_abs(x_ptr, N0, B0: tl.constexpr):
+    offsets = tl.arange(0, B0)
+    x = tl.load(x_ptr + offsets, mask=offsets < N0)
+    tl.store(x_ptr + offsets, min(x, 1.0), mask=offsets < N0)
+    tl.store(x_ptr + offsets, abs(x), mask=offsets < N0)
+
+
+@pytest.mark.parametrize("kernel, clue", [(_not_on_a_block, "Use `~` on a boolean block"),
+                                          (_or_through_a_local, "Use `|` on boolean blocks"),
+                                          (_builtin_min_and_abs, "Use tl.minimum(a, b)")],
+                         ids=["not", "or through a local", "builtin min"])
+def test_python_operators_on_run_time_values_are_refused(kernel, clue):
+    problem = _static_problems(kernel)
+    assert problem is not None and clue in problem and "test_gpu_compile.py:" in problem
+
+
+# -- the check never fails a case for its own trouble ------------------------------------------------
+
+def test_trouble_inside_the_check_is_a_notice_not_a_failure(monkeypatch):
+    def broken(launch, arch):
+        raise KeyError("something the check did not expect")
+
+    monkeypatch.setattr(gpu_compile, "_request", broken)
+    launch = instrument.Launch(_static_uses.fn, {}, {}, (1,))
+    gpu_compile.take_notices()
+    assert gpu_compile.check(registry.find(1), [launch]) is None
+    assert any("GPU compile check was skipped: KeyError" in n for n in gpu_compile.take_notices())
+
+
+def test_the_check_does_not_run_natively(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET")
+    monkeypatch.setattr(gpu_compile, "_request", None)  # would raise if the check ran
+    assert gpu_compile.check(registry.find(1), [instrument.Launch(_static_uses.fn, {}, {}, (1,))]) is None
+    assert gpu_compile.take_notices() == []

@@ -1,0 +1,116 @@
+"""scripts/grade_submission.sh: its arguments, and (as root, without docker) a real run whose submission
+cannot see the reference solutions, write the grader or reach the network."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, requires_interpreter, solution_text
+
+from grader import registry
+
+SCRIPT = ROOT / "scripts" / "grade_submission.sh"
+
+
+def run_script(*args, timeout=900):
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("args, complaint", [
+    (["/no/such/folder"], "no submission folder /no/such/folder"),
+    (["--bogus"], "unknown option --bogus"),
+    (["--puzzles"], "--puzzles needs a list"),
+    (["SUBMISSION", "/no/such/folder/results.json"], "the folder of /no/such/folder/results.json does not exist"),
+    (["--limit", "0", "SUBMISSION", "RESULTS"], "--limit takes a whole number of seconds"),
+    (["--puzzles", "1 x", "SUBMISSION", "RESULTS"], "--puzzles takes numbers, not x"),
+    (["a", "b", "c"], "give at most SUBMISSION_DIR and RESULTS_JSON"),
+])
+def test_bad_arguments_exit_2_with_the_reason(tmp_path, args, complaint):
+    args = [str(tmp_path) if a == "SUBMISSION" else str(tmp_path / "results.json") if a == "RESULTS" else a
+            for a in args]
+    run = run_script(*args)
+    assert run.returncode == 2 and f"error: {complaint}" in run.stderr
+    assert "SUBMISSION_DIR" in run.stderr  # the usage comes with it
+
+
+def test_docker_mode_says_when_docker_cannot_run(tmp_path):
+    if shutil.which("docker") and subprocess.run(["docker", "info"], capture_output=True).returncode == 0:
+        pytest.skip("docker works here; this checks the message when it does not")
+    run = run_script("--docker", "some/image", str(tmp_path), str(tmp_path / "results.json"))
+    assert run.returncode == 2 and "docker is not usable here" in run.stderr
+
+
+@pytest.fixture
+def python_others_can_run():
+    """A virtual environment whose interpreter the user `nobody` can execute, seeing this environment's
+    packages (this machine's Python may live under /root, which nobody can enter). Outside tmp_path,
+    which only root may enter."""
+    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+    if not system.is_file():
+        pytest.skip("no system Python of this version for the unprivileged user")
+    folder = Path(tempfile.mkdtemp(prefix="grade-submission-python."))
+    folder.chmod(0o755)
+    subprocess.run([str(system), "-m", "venv", "--without-pip", str(folder / "venv")], check=True)
+    site = folder / "venv" / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (site / "this_environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    yield folder / "venv" / "bin" / "python"
+    shutil.rmtree(folder)
+
+
+# Puzzle 3's launcher, before it launches anything, tries what a cheating submission would try and
+# raises what it found: the report (the test's output) carries it.
+PROBE = '''
+    import os, socket
+    found = []
+    try:
+        open(os.path.join({root!r}, "solutions", "{module}.py")).read()
+        found.append("solutions READABLE")
+    except OSError as exc:
+        found.append(f"solutions hidden ({{type(exc).__name__}})")
+    try:
+        open(os.path.join({root!r}, "grader", "registry.py"), "a").close()
+        found.append("grader WRITABLE")
+    except OSError as exc:
+        found.append(f"grader read-only ({{type(exc).__name__}})")
+    try:
+        socket.create_connection(("1.1.1.1", 80), timeout=3).close()
+        found.append("network REACHABLE")
+    except OSError as exc:
+        found.append(f"network none ({{type(exc).__name__}})")
+    raise RuntimeError("probe: " + "; ".join(found))
+'''
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+@pytest.mark.skipif(os.geteuid() != 0, reason="the isolated run needs root (a dedicated user and namespaces)")
+def test_a_submission_is_graded_into_results_json_and_cannot_cheat(tmp_path, python_others_can_run):
+    python = python_others_can_run
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "p01_mine.py").write_text(solution_text(registry.find(1)))
+    third = registry.find(3)
+    body = solution_text(third)
+    launcher = f"def {third.launcher}("
+    head, _, tail = body.rpartition(launcher)  # the last: the docstring quotes the spec's signature first
+    signature, _, rest = tail.partition(":\n")
+    probe = PROBE.format(root=str(ROOT), module=third.module)
+    (submission / "p03_probe.py").write_text(head + launcher + signature + ":\n" + probe + rest)
+    (submission / "notes.txt").write_text("ignored")
+    results = tmp_path / "results.json"
+    run = run_script("--python", str(python), "--puzzles", "1 2 3", str(submission), str(results))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    data = json.loads(results.read_text())
+    tests = {t["number"]: t for t in data["tests"]}
+    assert data["score"] == 1 and tests["1"]["status"] == "passed" and "Solved" in tests["1"]["output"]
+    assert "no file p02_*.py in the submission" in tests["2"]["output"]
+    assert tests["3"]["status"] == "failed"
+    assert "solutions hidden" in tests["3"]["output"], tests["3"]["output"]
+    assert "grader read-only" in tests["3"]["output"] and "network none" in tests["3"]["output"]
+    assert (ROOT / "solutions" / f"{third.module}.py").is_file()  # hidden from the submission only

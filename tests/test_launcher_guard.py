@@ -1,0 +1,169 @@
+"""The launcher is not a loophole: PyTorch compute in it, tiles wider than the case's blocks, and the reference
+left in the grader's frame are all refused; allocations, views, smaller blocks and autotune are not.
+
+The cheating launchers live in tests/kernels/cheating/; correct ones that must keep passing in tests/kernels/right/.
+"""
+
+import dataclasses
+import importlib.util
+import inspect
+from dataclasses import dataclass
+
+import pytest
+import torch
+import triton.language as tl
+from helpers import KERNELS, failed_case, grade_file, requires_interpreter
+
+from grader import grading, instrument, launcher_guard, registry
+from grader.cases import Case
+
+pytestmark = requires_interpreter
+
+CHEATS = KERNELS / "cheating"
+
+
+@dataclass(frozen=True)
+class Cheat:
+    file: str
+    clue: str  # what the launcher report must name: the op, or the block
+
+    @property
+    def puzzle(self) -> int:
+        return int(self.file[1:3])
+
+
+TORCH_COMPUTE = [
+    Cheat("p01_torch_add.py", "computed `aten.add` with PyTorch: the work belongs in the kernel"),
+    Cheat("p01_atomic_add_zero.py", "`aten.add`"),
+    Cheat("p01_numpy_add.py", "`Tensor.numpy`"),
+    Cheat("p01_add_in_grid.py", "`aten.add`"),
+    Cheat("p01_swallows_refusal.py", "`aten.add`"),
+    Cheat("p01_clones_x.py", "`aten.clone`"),
+    Cheat("p01_pops_the_mode.py", "switched off the grader's check of PyTorch calls"),
+    Cheat("p04_host_row_max.py", "`aten.amax`"),
+    Cheat("p05_host_row_max.py", "`aten.max`"),
+    Cheat("p06_host_key_max.py", "`aten.max`"),
+    Cheat("p08_host_dst.py", "`aten.sub`"),  # col_ptr.diff(), on the way to repeat_interleave
+    Cheat("p08_host_dst_searchsorted.py", "`aten.searchsorted`"),
+]
+WIDE_BLOCKS = [
+    Cheat("p05_one_block_per_row.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used B1=256"),
+    Cheat("p05_one_block_renamed.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
+                                      "BLOCK_T=256"),
+    Cheat("p06_one_block_of_keys.py", "this case asks for B1=32; your launch of all_keys_attention_kernel used "
+                                      "B1=256"),
+]
+
+
+@pytest.mark.parametrize("cheat", TORCH_COMPUTE + WIDE_BLOCKS, ids=lambda c: c.file)
+def test_cheating_launcher_is_refused(cheat):
+    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True))
+    assert case.reason == "launcher", f"{case.name}: {case.reason}: {case.message}"
+    assert cheat.clue in case.message
+
+
+def test_the_refusal_names_the_learners_line():
+    case = failed_case(grade_file(4, CHEATS / "p04_host_row_max.py", first_failure=True))
+    assert "at p04_host_row_max.py:" in case.message and "x.amax(dim=1)" in case.message
+
+
+def test_a_puzzle_that_lists_an_op_lets_the_launcher_use_it():
+    puzzle = dataclasses.replace(registry.find(1), launcher_ops=("aten.clone",))
+    result = grade_file(puzzle, CHEATS / "p01_clones_x.py")
+    assert result.status == "passed", [(c.name, c.reason, c.message) for c in result.cases]
+
+
+def test_torch_works_again_after_a_refusal():
+    """The modes come off torch's stacks with the launcher: the grader's own code is not refused."""
+    grade_file(1, CHEATS / "p01_pops_the_mode.py", first_failure=True)
+    grade_file(1, CHEATS / "p01_torch_add.py", first_failure=True)
+    assert torch.equal(torch.arange(3.0).amax() + 1, torch.tensor(3.0))
+
+
+# -- the reference in the grader's frame ----------------------------------------------------------
+
+def _frame_reader():
+    """The cheat's launcher, imported directly: the loader's static check would refuse it first."""
+    path = CHEATS / "p01_reads_grader_frame.py"
+    spec = importlib.util.spec_from_file_location("frame_reader_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.add
+
+
+def test_the_frame_reading_cheat_works_where_a_frame_holds_the_reference():
+    """Control: the cheat is real, so the next test shows the grader's frames no longer hold the values."""
+    add = _frame_reader()
+    x, y = torch.randn(100), torch.randn(100)
+    expected = [x + y]  # noqa: F841 - read from this frame by the cheat
+    with instrument.recording():
+        assert torch.equal(add(x, y), x + y)
+
+
+def test_run_case_frames_hold_no_reference_while_the_launcher_runs():
+    puzzle = registry.find(1)
+    result = grading.run_case(puzzle, _frame_reader(), puzzle.cases[0], seed=0, device="cpu")
+    assert result.reason == "error" and "no reference in the grader's frames" in result.message, result.message
+
+
+# -- autotune in the interpreter ------------------------------------------------------------------
+
+def test_an_autotuned_kernel_runs_its_first_config_with_a_notice():
+    launcher_guard.take_notices()
+    result = grade_file(1, KERNELS / "right" / "p01_autotuned.py")
+    assert result.status == "passed", [(c.name, c.reason, c.message) for c in result.cases]
+    notices = result.notices  # the report shows them
+    assert len(notices) == 1, notices  # one note per kernel, not one per case
+    assert notices[0].startswith("autotune: the interpreter ran autotuned_add_kernel with config 1 of 3 (BLOCK: 256")
+    assert notices[0].endswith("on a GPU triton picks the fastest")
+
+
+# -- block sizes, on recorded launches ------------------------------------------------------------
+
+def named_kernel(q_ptr, N, T, D: tl.constexpr, BQ: tl.constexpr, BK: tl.constexpr):
+    """A stand-in for a @triton.jit function whose blocks have the case's names: only its signature is read."""
+
+
+def renamed_kernel(q_ptr, N, T, HEAD_DIM: tl.constexpr, BLOCK_Q: tl.constexpr, BLOCK_T: tl.constexpr = 16):
+    """A stand-in whose blocks have names of its own (BLOCK_T is the key block, HEAD_DIM is D)."""
+
+
+def _launch(kernel, **constexprs) -> instrument.Launch:
+    names = list(inspect.signature(kernel).parameters)
+    return instrument.Launch(kernel, launcher_guard.bound_arguments(kernel, names, (None, 100, 300), constexprs),
+                             {}, (1,))
+
+
+ATTENTION = registry.find(12)
+CASE = Case("under test", dict(N=100, T=300, D=64), dict(BQ=32, BK=32))
+
+
+@pytest.mark.parametrize("kernel, constexprs, clue", [
+    (named_kernel, dict(D=64, BQ=32, BK=512), "this case asks for BK=32; your launch of named_kernel used BK=512"),
+    (renamed_kernel, dict(HEAD_DIM=64, BLOCK_Q=32, BLOCK_T=512),
+     "this case asks for BK=32; your launch of renamed_kernel used BLOCK_T=512"),
+])
+def test_a_tile_wider_than_the_lesson_block_is_reported(kernel, constexprs, clue):
+    assert clue in (launcher_guard.check_launches(ATTENTION, CASE, [_launch(kernel, **constexprs)]) or "")
+
+
+@pytest.mark.parametrize("kernel, constexprs", [
+    (named_kernel, dict(D=64, BQ=32, BK=32)),  # the case's own blocks
+    (named_kernel, dict(D=64, BQ=16, BK=16)),  # smaller is fine
+    (named_kernel, dict(D=64, BQ=64, BK=32)),  # a wider query block: only the key loop is the lesson here
+    (renamed_kernel, dict(HEAD_DIM=64, BLOCK_Q=32, BLOCK_T=32)),  # HEAD_DIM equals the case's D: a dimension
+])
+def test_blocks_within_the_case_pass(kernel, constexprs):
+    assert launcher_guard.check_launches(ATTENTION, CASE, [_launch(kernel, **constexprs)]) is None
+
+
+def test_a_puzzle_without_lesson_blocks_takes_any_tile():
+    assert launcher_guard.check_launches(registry.find(11), CASE, [_launch(named_kernel, D=64, BQ=32, BK=512)]) is None
+
+
+def test_the_autotune_note_reaches_the_cli_report():
+    from helpers import run_cli
+
+    run = run_cli("1", "--file", str(KERNELS / "right" / "p01_autotuned.py"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "note: autotune: the interpreter ran autotuned_add_kernel with config 1 of 3" in run.stdout

@@ -1,0 +1,105 @@
+"""Races: programs of one launch run at the same time on a GPU, though the interpreter runs them one after
+another. Two programs storing one element, or one loading what another stored, fails with reason "race";
+atomics, one program storing twice, and two programs storing the same bytes do not."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+
+from grader import instrument, registry
+
+pytestmark = requires_interpreter
+
+
+def _report(result) -> str:
+    return "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
+
+
+def _race(result):
+    case = failed_case(result)
+    assert case.reason == "race", _report(result)
+    assert "use tl.atomic_add" in case.message, _report(result)
+    return case
+
+
+@pytest.mark.puzzle7
+def test_a_scatter_with_load_add_store_instead_of_an_atomic_is_a_race(tmp_path):
+    old = "tl.atomic_add(num_ptr + target, values, mask=tile_mask)"
+    text = solution_text(registry.find(7))
+    assert old in text
+    text = text.replace(old, "tl.store(num_ptr + target, tl.load(num_ptr + target, mask=tile_mask) + values, "
+                             "mask=tile_mask)")
+    case = _race(grade_text(7, text, tmp_path))
+    # named by the spec's output (the launcher's `num`), at an index in its own shape
+    assert " both wrote out[" in case.message and "on a GPU they run at the same time" in case.message, case.message
+    assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(num_ptr + target" in case.message
+
+
+@pytest.mark.puzzle3
+def test_programs_of_one_row_adding_into_one_element_race():
+    result = grade_file(3, KERNELS / "wrong" / "p03_partial_sums_race.py", first_failure=True)
+    case = _race(result)
+    assert "programs (0, 0, 0) and (0, 1, 0) both wrote z[0]" in case.message, case.message
+
+
+@triton.jit
+def _shift_kernel(src_ptr, dst_ptr, B: tl.constexpr, READ_NEIGHBOUR: tl.constexpr):
+    """Each program stores its block; with READ_NEIGHBOUR, it first loads the previous program's block."""
+    offsets = tl.program_id(0) * B + tl.arange(0, B)
+    values = tl.load(src_ptr + offsets)
+    if READ_NEIGHBOUR:
+        values += tl.load(dst_ptr + offsets - B, mask=offsets >= B, other=0.0)
+    tl.store(dst_ptr + offsets, values)
+
+
+def test_loading_what_another_program_of_the_launch_stored_is_a_race():
+    src, dst = torch.randn(64), torch.zeros(64)
+    with instrument.recording() as recorder:
+        _shift_kernel[(4,)](src, dst, B=16, READ_NEIGHBOUR=True)
+    race = recorder.race
+    assert race is not None and race.kind == "read"
+    assert race.first == (0, 0, 0) and race.second == (1, 0, 0) and race.region.element(race.element) == "dst[0]"
+    assert "program (1, 0, 0) read dst[0], which program (0, 0, 0) wrote in the same launch" in race.message()
+
+
+def test_a_later_launch_may_load_what_an_earlier_one_stored():
+    """Launches run one after another on a GPU too: only programs of one launch race."""
+    src, middle, dst = torch.randn(64), torch.zeros(64), torch.zeros(64)
+    with instrument.recording() as recorder:
+        _shift_kernel[(4,)](src, middle, B=16, READ_NEIGHBOUR=False)
+        _shift_kernel[(4,)](middle, dst, B=16, READ_NEIGHBOUR=False)
+        _shift_kernel[(4,)](middle, dst, B=16, READ_NEIGHBOUR=False)  # stores dst again: not in the same launch
+    assert recorder.race is None
+
+
+@triton.jit
+def _overlap_kernel(dst_ptr, B: tl.constexpr, SAME: tl.constexpr):
+    """Blocks overlap by half; with SAME, the overlapping elements get the same value from both programs."""
+    offsets = tl.program_id(0) * (B // 2) + tl.arange(0, B)
+    values = offsets.to(tl.float32) if SAME else (offsets + tl.program_id(0)).to(tl.float32)
+    tl.store(dst_ptr + offsets, values)
+
+
+@pytest.mark.parametrize("same, race", [(True, False), (False, True)], ids=["same bytes", "different values"])
+def test_two_programs_storing_one_element_race_unless_they_store_the_same_bytes(same, race):
+    dst = torch.zeros(48)
+    with instrument.recording() as recorder:
+        _overlap_kernel[(2,)](dst, B=32, SAME=same)
+    assert (recorder.race is not None) == race
+    if race:
+        assert recorder.race.kind == "write" and recorder.race.region.element(recorder.race.element) == "dst[16]"
+
+
+def test_atomics_are_exempt():
+    src, index, dst = torch.ones(64), torch.arange(64, dtype=torch.int32) % 3, torch.zeros(3)
+    with instrument.recording() as recorder:
+        _atomic_kernel[(4,)](src, index, dst, B=16)
+    assert recorder.race is None and torch.equal(dst, torch.tensor([22.0, 21.0, 21.0]))
+
+
+@triton.jit
+def _atomic_kernel(src_ptr, index_ptr, dst_ptr, B: tl.constexpr):
+    offsets = tl.program_id(0) * B + tl.arange(0, B)
+    tl.atomic_add(dst_ptr + tl.load(index_ptr + offsets), tl.load(src_ptr + offsets))
