@@ -97,13 +97,15 @@ def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: tor
     if bad.any():
         count = int(bad.sum())
         finite_err = torch.where(bad & torch.isfinite(err), err, torch.zeros_like(err))
-        rel = finite_err / expected.abs().clamp_min(torch.finfo(torch.float64).tiny)
+        nonzero = expected != 0  # a relative error against an expected 0 is no number worth showing
+        rel = torch.where(nonzero, finite_err / expected.abs().clamp_min(torch.finfo(torch.float64).tiny), 0.0)
         nonfinite = int((bad & ~torch.isfinite(yours64)).sum())
         if nonfinite == count:
             summary = f"{count} of {total} elements of {name} wrong, all of them NaN or inf"
         else:
-            summary = (f"{count} of {total} elements of {name} wrong: max abs err {_fmt(float(finite_err.max()))}, "
-                       f"max rel err {_fmt(float(rel.max()))}")
+            summary = f"{count} of {total} elements of {name} wrong: max abs err {_fmt(float(finite_err.max()))}"
+            if bool((bad & nonzero).any()):
+                summary += f", max rel err {_fmt(float(rel.max()))}"
             if nonfinite:
                 summary += f", {nonfinite} NaN/inf"
         lines.append(summary)

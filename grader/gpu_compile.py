@@ -36,9 +36,10 @@ both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
    line). ``budgets.Dots`` counts only the multiply-adds of those lines, so a `tl.dot` whose result is never used
    earns nothing.
 
-The check never fails a case for its own trouble: when triton lacks the compile API, the helper cannot start or a
-kernel uses a global the helper cannot rebuild, it skips and ``take_notices`` says why. Only the compiler's verdict
-on the learner's kernel fails a case. Tested on triton 3.6 and 3.9.
+The check never fails a case for its own trouble: when triton lacks the compile API or the helper cannot start, it
+skips and ``take_notices`` says why. The compiler's verdict on the learner's kernel fails a case, and so does a
+kernel that reads a global no GPU kernel can use (a numpy module, a Python object), which would otherwise escape
+the check. Tested on triton 3.6 and 3.9.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the help
 
 
 class Unsupported(Exception):
-    """A kernel the check cannot hand to the compiler (a global it cannot rebuild): skipped, with a notice."""
+    """A kernel the check cannot hand to the compiler: one that reads a global no GPU kernel can use fails its case;
+    anything else (a torch dtype passed as an argument) is skipped, with a notice."""
 
 
 # -- what a kernel reads ------------------------------------------------------------------------------
@@ -405,6 +407,10 @@ def _check_launch(launch, archs) -> str | None:
     try:
         requests = [_request(launch, arch) for arch in archs]
     except Unsupported as why:
+        if str(why).startswith("the kernel reads"):  # no GPU compiler takes it either: a verdict, not a skip
+            return (f"{launch.name} would not compile for a GPU: {why}. A kernel can read only triton.language "
+                    "(tl), math, other @triton.jit functions and tl.constexpr globals; numpy, torch and Python "
+                    "objects stay in the launcher.")
         _notices.append(f"{launch.name} was not compiled for the GPU: {why}")
         return None
     problem = static_problems(requests[0]["functions"])

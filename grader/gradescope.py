@@ -7,7 +7,7 @@ and ``output``, and ``tests``, each with ``name``, ``number``, ``score``, ``max_
 ``python -m grader N --file F --gradescope part.json`` writes the file for the puzzles of one
 run; ``scripts/grade_submission.sh`` grades each file of a submission that way and joins the parts:
 
-    python -m grader.gradescope --out results.json --expect 1 2 3 --why "3=no file p03_*.py" part*.json
+    python -m grader.gradescope --out results.json --expect 1,2,3 --why "3=no file p03_*.py" p1.json p2.json
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -65,11 +66,12 @@ def _tests_of(part: dict) -> dict[int, dict]:
     return tests
 
 
-def merge(parts: list[dict], expected: list[int], why: dict[int, str]) -> dict:
-    """Join per-file results (only the expected puzzles', when given); each expected puzzle that no part
-    graded fails with its reason from `why`."""
-    tests = {number: test for part in parts for number, test in _tests_of(part).items()
-             if not expected or number in expected}
+def merge(parts: dict[int, dict], expected: list[int], why: dict[int, str]) -> dict:
+    """Join per-puzzle results: from the part of puzzle N, only puzzle N's test (a submission that wrote a part
+    of its own cannot speak for another puzzle), and only the expected puzzles', when given; each expected
+    puzzle that no part graded fails with its reason from `why`."""
+    tests = {number: test for number, part in parts.items() for found, test in _tests_of(part).items()
+             if found == number and (not expected or number in expected)}
     for number in expected:
         if number not in tests:
             reason = why.get(number, f"no file p{number:02d}_*.py in the submission")
@@ -87,6 +89,19 @@ def _read_part(path: str) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _puzzle_of(path: str) -> int | None:
+    """The puzzle a part is for, from its name as grade_submission.sh writes it: pN.json."""
+    found = re.fullmatch(r"p(\d+)\.json", os.path.basename(path))
+    return int(found[1]) if found else None
+
+
+def _numbers(text: str) -> list[int]:
+    try:
+        return [int(n) for n in text.replace(",", " ").split()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--expect takes puzzle numbers such as 1,2,3, not {text!r}") from None
+
+
 def _reason(text: str) -> tuple[int, str]:
     number, _, reason = text.partition("=")
     if not number.isdigit() or not reason:
@@ -97,17 +112,18 @@ def _reason(text: str) -> tuple[int, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.gradescope",
                                      description="Join per-file Gradescope results into one results.json.")
-    parser.add_argument("parts", nargs="*", help="files written by python -m grader ... --gradescope")
+    parser.add_argument("parts", nargs="*", help="files pN.json written by python -m grader N ... --gradescope")
     parser.add_argument("--out", required=True, help="the results.json to write")
-    parser.add_argument("--expect", type=int, nargs="*", default=[], metavar="N",
-                        help="puzzles of the assignment; one that no part graded scores 0")
+    parser.add_argument("--expect", type=_numbers, default=[], metavar="N,N,...",
+                        help="puzzles of the assignment (comma-separated); one that no part graded scores 0")
     parser.add_argument("--why", type=_reason, action="append", default=[], metavar="N=REASON",
                         help="why puzzle N has no part (shown to the student)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.expect if n not in BY_NUMBER]
     if unknown:
         parser.error(f"no puzzle {unknown[0]}")
-    write(args.out, merge([_read_part(p) for p in args.parts], args.expect, dict(args.why)))
+    parts = {_puzzle_of(p): _read_part(p) for p in args.parts if _puzzle_of(p) is not None}
+    write(args.out, merge(parts, args.expect, dict(args.why)))
     return 0
 
 

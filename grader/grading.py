@@ -251,9 +251,16 @@ def _bounds_hint(violation, puzzle: Puzzle) -> str:
     if len(violation.shape) >= 2:
         dims = _dims_of(puzzle, violation.region.label)
         rows, cols = dims[-2:] if len(dims) >= 2 else ("the number of rows", "the row length")
+        gather = any(a.dtype in (torch.int32, torch.int64) for a in spec_args(puzzle.spec))
         return (f"a lane of this tile lies outside {violation.region.label}: mask every dimension, e.g. "
                 f"(rows[:, None] < {rows}) & (cols[None, :] < {cols}) for its [{rows}, {cols}] layout; a column "
-                "past the end of a row must be masked even where it would land inside the next row")
+                "past the end of a row must be masked even where it would land inside the next row"
+                + ("; and where the rows come from an index array (a gather), check that you index by the loaded "
+                   "index (node_feat at col_idx[s]), not by the slot s itself" if gather else ""))
+    if violation.offsets and violation.offsets[0] == violation.region.numel and "mask" in violation.code:
+        return (f"the mask lets offset {violation.region.numel} through, one past the end of "
+                f"{violation.region.label} ({violation.region.numel} elements: 0..{violation.region.numel - 1}): "
+                "compare with `<`, not `<=`")
     return (f"lanes past the end of {violation.region.label} were not masked off: give this {violation.kind} a mask "
             "that is False for them (e.g. offsets < size)")
 

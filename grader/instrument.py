@@ -157,14 +157,16 @@ class Race:
 
     def message(self) -> str:
         name = self.region.element(self.element)
+        passed = [p for p in self.region.params if p not in (self.region.label, f"{self.region.label}_ptr")]
+        name += f" (passed as {', '.join(passed)})" if passed else ""
         if self.kind == "write":
             what = (f"programs {self.first} and {self.second} both wrote {name}; on a GPU they run at the same "
                     "time, so one update can be lost")
         else:
             what = (f"program {self.second} read {name}, which program {self.first} wrote in the same launch; on a "
                     "GPU they run at the same time, so it may read the value from before that store")
-        return (f"{what}: use tl.atomic_add to add into shared elements (or give each element to one program)"
-                f"\n  at {self.where}: {self.code}")
+        return (f"{what}: if programs add into shared elements, use tl.atomic_add; otherwise give each element to "
+                f"one program (check the offsets each program stores to)\n  at {self.where}: {self.code}")
 
 
 MASK_FIX_ADVICE = (
@@ -565,7 +567,12 @@ def _wrap_memory_op(original, kind, ptr_at, mask_at):
             if _active is not None:
                 _active._note_mask_fix()
         if _active is not None:
-            _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
+            if kind == "atomic" and ptr_at == 1 and "XCHG" in str(args[0]).upper():
+                # an exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that
+                # races like a plain store, so it is tracked as one
+                _active._access("store", args[ptr_at], mask, args[ptr_at + 1])
+            else:
+                _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
@@ -606,13 +613,12 @@ def _wrap_dot(original):
         if _active is not None and _active.dots_16bit:
             wide = [f"{side} is {handle.dtype}" for side, handle in (("the first operand", a), ("the second", b))
                     if getattr(handle.dtype, "name", "") not in ("fp16", "bf16")]
-            if wide:
-                where, code = _kernel_line()
+            if wide:  # the learner's line is added by the grader's report of the exception
                 raise DotNot16Bit(f"tl.dot operands must stay 16-bit (float16 or bfloat16) in this puzzle, so that the "
                                   f"GPU multiplies on tensor cores: {' and '.join(wide)}. Leave the loaded blocks as "
-                                  f"they are (no .to(tl.float32)), and cast a float32 block such as p to the other "
-                                  f"operand's dtype: tl.dot(p.to(v.dtype), v)\n  at {where}: {code}")
-        if _active is not None:
+                                  f"they are (no .to(tl.float32)); a block you computed in float32 (attention's p) "
+                                  f"is cast to the other operand's dtype: tl.dot(p.to(v.dtype), v)")
+        if _active is not None and np.any(a.data) and np.any(b.data):  # a product with a block of zeros does no work
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
             _active.dots += 1
             _active.dot_work += work

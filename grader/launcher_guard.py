@@ -238,12 +238,34 @@ def _refusing_compute(watch: _Watch):
 
 
 @contextlib.contextmanager
+def _no_threads(watch: _Watch):
+    """Refuse threads started by the launcher: the PyTorch check holds in the launcher's own thread only, so
+    work done on another would escape it."""
+    import threading
+
+    start = threading.Thread.start
+
+    def refuse(thread, *args, **kwargs):
+        frame = _caller()
+        if frame is not None and not _from_triton(frame):
+            watch.refuse("started a thread (threading.Thread.start), out of reach of the check of PyTorch calls", frame)
+        return start(thread, *args, **kwargs)
+
+    threading.Thread.start = refuse
+    try:
+        yield
+    finally:
+        threading.Thread.start = start
+
+
+@contextlib.contextmanager
 def guard(puzzle, case, device: str):
     """Run the launcher with PyTorch compute refused (raise Refused); on a GPU, also hold its launches
     to the case's block sizes. The grader's code outside this block is not affected."""
     watch = _Watch(ALLOCATING | VIEWING | frozenset(getattr(puzzle, "launcher_ops", ())))
     native = device != "cpu"
-    with _recording_native_launches(watch) if native else _first_config_only(), _refusing_compute(watch):
+    with _recording_native_launches(watch) if native else _first_config_only(), _refusing_compute(watch), \
+            _no_threads(watch):
         yield
     if watch.refusal is not None:  # raised inside, and swallowed by the learner's code
         raise Refused(watch.refusal)
@@ -267,6 +289,18 @@ def _constexpr_ints(fn, bound: dict) -> dict[str, int]:
     return found
 
 
+def _constexpr_globals(fn) -> dict[str, int]:
+    """The integer tl.constexpr globals the kernel's code names (a tile size can hide there too)."""
+    import triton.language as tl
+
+    found = {}
+    for name in getattr(getattr(fn, "__code__", None), "co_names", ()):
+        value = getattr(fn, "__globals__", {}).get(name)
+        if isinstance(value, tl.constexpr) and isinstance(value.value, int) and not isinstance(value.value, bool):
+            found[name] = value.value
+    return found
+
+
 def _too_wide(launch, case, lesson_blocks) -> tuple[str, str, int] | None:
     """(the case's block, the kernel parameter, the value used) for a tile wider than the case allows.
 
@@ -276,6 +310,9 @@ def _too_wide(launch, case, lesson_blocks) -> tuple[str, str, int] | None:
     constexprs = _constexpr_ints(launch.fn, launch.bound)
     widest = max(case.blocks.values(), default=0)
     sizes = set(case.dims.values())
+    for name, used in _constexpr_globals(launch.fn).items():  # WIDE = tl.constexpr(2048) at module level
+        if used > widest and used not in sizes and any(b in case.blocks for b in lesson_blocks):
+            return next(b for b in lesson_blocks if b in case.blocks), name, used
     for block in (b for b in lesson_blocks if b in case.blocks):
         asked = case.blocks[block]
         if block in constexprs:

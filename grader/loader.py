@@ -45,11 +45,13 @@ def shown(path: Path) -> str:
 
 
 # What a submission may not touch; a kernel and its launcher need none of it.
-_FORBIDDEN_MODULES = {"grader", "inspect", "ctypes", "gc", "signal", "subprocess", "importlib", "builtins"}
+_FORBIDDEN_MODULES = {"grader", "inspect", "ctypes", "gc", "signal", "subprocess", "importlib", "builtins",
+                      "threading", "_thread", "multiprocessing", "concurrent", "asyncio", "site", "runpy"}
 _FORBIDDEN_NAMES = {"__import__", "__builtins__", "exec", "eval", "compile"}
 _FORBIDDEN_ATTRIBUTES = {"_getframe", "_current_frames", "f_back", "f_globals", "f_locals", "f_builtins",
                          "tb_frame", "gi_frame", "cr_frame", "ag_frame", "__globals__", "__builtins__",
-                         "__subclasses__", "__import__"}
+                         "__subclasses__", "__import__", "__code__", "__closure__", "__dict__",
+                         "modules", "sys", "setitimer", "alarm", "fork", "forkpty"}  # os.sys.modules, ...
 _FORBIDDEN_IN_MODULE = {"sys": {"modules", "_getframe", "settrace", "setprofile", "addaudithook"},
                         "os": {"kill", "killpg", "system", "popen", "execv", "execve", "execvp", "execl",
                                "execlp", "spawnv", "spawnl", "posix_spawn", "posix_spawnp", "pidfd_open"}}

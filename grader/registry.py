@@ -153,7 +153,8 @@ SOFTMAX_CASES = (
          about="exp(1000) overflows unless the max is subtracted first"),
     Case("spike in the last block", dict(N0=5, T=300), dict(B0=2, B1=64),
          fill=rows(_spike_row(lambda i, n: n - 1 - i), "normal, with 1000 near the end of each row"),
-         about="the row max arrives in the last block, so earlier partial sums must be rescaled"),
+         about="the row max arrives in the last block: the max must see the whole row (an online sum, "
+               "rescaled when it grows)"),
     Case("max grows every block", dict(N0=4, T=300), dict(B0=4, B1=32),
          fill=rows(lambda i, n, g: torch.linspace(0, 40, n, dtype=torch.float64) + 0.1 * torch.randn(n, generator=g,
                    dtype=torch.float64), "increasing from 0 to 40"),
@@ -166,7 +167,7 @@ SOFTMAX_CASES = (
                    "each row one constant: 0, 1, -5, 1e4, -1e4, 3.5"),
          about="every output is exactly 1/T"),
     Case("large negative rows", dict(N0=6, T=250), dict(B0=4, B1=64), fill=normal(3.0, shift=-1e4),
-         about="every value near -1e4: a max started at 0, or padding loaded as 0, breaks it"),
+         about="every value near -1e4: exp(x - m) underflows to 0 unless m is the row's own max"),
 )
 
 
@@ -452,9 +453,9 @@ _scores = per_input(score=_positive_scores)
 GRAPHS = (
     ("molecules", lambda g: graphs.molecules(2, g), "a batch of two small molecule-like graphs"),
     ("nodes with no incoming edge", lambda g: graphs.with_isolated(graphs.molecules(1, g), 5),
-     "five nodes no edge reaches: their output is 0, not 0/0"),
+     "five nodes no edge reaches: their output is 0 (a sum over no edge)"),
     ("hub with half the edges", lambda g: graphs.with_hub(graphs.random_graph(100, 4, g), 0.5, g, hub=7),
-     "one node receives 50% of all edges: contention, and duplicate destinations inside one block"),
+     "one node receives 50% of all edges: one very long neighbour list (and, with atomics, contention)"),
     ("hub with 90% of the edges", lambda g: graphs.with_hub(graphs.random_graph(60, 3, g), 0.9, g, hub=0),
      "one node receives 90% of all edges"),
     ("duplicate edges and self loops", lambda g: graphs.with_self_loops(graphs.with_duplicates(

@@ -7,6 +7,7 @@ name cannot move the cursor, recolour the terminal, or crash the printing with a
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import textwrap
 from collections.abc import Mapping
@@ -62,6 +63,11 @@ def _details(case: CaseResult, per_program: Mapping[str, str]) -> list[str]:
     return lines
 
 
+def _shape_of(message: str | None) -> str:
+    """A message with its numbers blanked: failures that differ only in sizes or counts read as the same."""
+    return re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", message or "")
+
+
 def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool = False,
                   more: str = "-v shows every failure in full") -> str:
     """The first failing case in full, later ones in a line each (all in full when verbose).
@@ -96,7 +102,7 @@ def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool,
             lines += _details(case, per_program)
             first_message = first_message or case.message
             first_hint = first_hint or case.hint
-        elif case.message == first_message:
+        elif _shape_of(case.message) == _shape_of(first_message):
             same += 1
         else:  # in short: what the case is about (often the clue), its first line, and a hint not given yet
             lines += [f"      this case: {case.about}"] if case.about else []

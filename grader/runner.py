@@ -40,10 +40,12 @@ from pathlib import Path
 from . import registry, transfer
 from .grading import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, result_for
 from .loader import ROOT, shown, source_path, vet_submission
+from .safe_output import clean_text
 
 GRACE = 20.0  # seconds beyond the in-process alarm: room for imports, compilation and unwinding
 POLL = 0.2  # seconds between checks that the worker is still alive (a forked child may hold the pipe open)
 MAX_EVENT_BYTES = 1 << 30  # one event line; far above any case's outputs
+PRINTED_BYTES = 20_000  # of what the learner's code printed, shown after the worker ends
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
@@ -173,9 +175,12 @@ class _Worker:
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
         environment["GRADER_RESULTS"] = os.path.join(self.workdir, "results.json")  # never the learner's cache
         environment["PYTHONDONTWRITEBYTECODE"] = "1"  # the grader's __pycache__ is the parent's alone
+        # What the learner's code prints is kept, and shown cleaned when the worker ends (raw, it could carry
+        # terminal escapes that hide or fake the report).
+        self.printed = open(os.path.join(self.workdir, ".printed"), "w+b")  # closed in close()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader.worker", str(write_fd)], stdin=subprocess.PIPE, pass_fds=(write_fd,),
-            cwd=self.workdir, env=environment, start_new_session=True, text=True)
+            cwd=self.workdir, env=environment, start_new_session=True, text=True, stderr=self.printed)
         os.close(write_fd)
         try:
             self.proc.stdin.write(json.dumps(job))
@@ -257,6 +262,12 @@ class _Worker:
         kill_descendants(self.spare)
         self.selector.close()
         os.close(self.fd)
+        self.printed.seek(0)
+        printed = self.printed.read(PRINTED_BYTES).decode("utf-8", "replace")
+        self.printed.close()
+        if printed.strip():
+            sys.stderr.write(clean_text(printed, limit=PRINTED_BYTES) + "\n")
+            sys.stderr.flush()
         shutil.rmtree(self.workdir, ignore_errors=True)
         return code
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -160,9 +161,12 @@ def _accesses_from_json(rows) -> list[dict]:
     """The report's rows of accesses: name, params, elements, read, written, atomics (numbers and strings)."""
     _expect(isinstance(rows, list) and len(rows) <= 1000 and all(isinstance(r, dict) for r in rows),
             "the accesses are malformed")
+    numbers = ("elements", "read", "written", "atomics")
     for row in rows:
-        _expect(all(isinstance(k, str) and isinstance(v, (str, int, float, list)) for k, v in row.items()),
-                "an access row is malformed")
+        _expect(set(row) == {"name", "params", *numbers} and isinstance(row["name"], str)
+                and isinstance(row["params"], list) and all(isinstance(p, str) for p in row["params"])
+                and all(isinstance(row[k], (int, float)) and not isinstance(row[k], bool) and math.isfinite(row[k])
+                        for k in numbers), "an access row is malformed")
     return rows
 
 

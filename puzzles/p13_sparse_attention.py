@@ -12,7 +12,8 @@ You will learn
 
 The BSB format (built by `grader.graphs.to_bsb(row_ptr, col_idx)`; R = ceil(N / 16) windows)
     window w holds rows 16w .. 16w+15 and TCBs t = window_ptr[w] .. window_ptr[w+1]-1
-    tcb_col[t, c]   the column (key node) of slot c of TCB t
+    tcb_col[t, c]   the column (key node) of slot c of TCB t; a TCB's unused slots repeat its first
+                    column (bit off), so gathering every slot of tcb_col stays in bounds
     tcb_mask[t, r]  bit c is set when row 16w + r attends to slot c:  (tcb_mask[t, r] >> c) & 1
     window_order    every window, the most TCBs first: program i handles window window_order[i]
 

@@ -109,7 +109,7 @@ trusted_python() {
 WORK=$(mktemp -d /tmp/grade-submission.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 chmod 755 "$WORK"
-mkdir -p "$WORK/submission" "$WORK/parts" "$WORK/home/tmp"
+mkdir -p "$WORK/submission" "$WORK/parts" "$WORK/kept" "$WORK/home/tmp"  # kept/: the caller's alone
 for file in "$SUBMISSION"/p[0-9][0-9]_*.py; do
   [ -f "$file" ] && cp "$file" "$WORK/submission/" && chmod 644 "$WORK/submission/${file##*/}"
 done
@@ -212,7 +212,10 @@ for number in $PUZZLES; do
   echo "== puzzle $number: ${files[0]##*/}"
   grade_file "$number" "${files[0]}"
   status=$?
-  if [ ! -s "$WORK/parts/p$number.json" ]; then
+  # Keep this puzzle's part where no later submission can write, and drop anything else it left in parts/.
+  [ -s "$WORK/parts/p$number.json" ] && cp "$WORK/parts/p$number.json" "$WORK/kept/p$number.json"
+  find "$WORK/parts" -mindepth 1 -delete 2> /dev/null
+  if [ ! -s "$WORK/kept/p$number.json" ]; then
     case $status in
       124|137) reason="grading ${files[0]##*/} took longer than $LIMIT s" ;;
       *) reason="grading ${files[0]##*/} produced no result (the grader exited with status $status)" ;;
@@ -223,6 +226,7 @@ done
 
 # The join runs as the caller, after every grading process is gone; it rebuilds each test in a fixed form.
 # shellcheck disable=SC2086  # PUZZLES is a list of numbers
-trusted_python -m grader.gradescope --out "$WORK/results.json" --expect $PUZZLES "${why[@]}" "$WORK"/parts/p*.json &&
+trusted_python -m grader.gradescope --out "$WORK/results.json" --expect "$(echo $PUZZLES | tr -s ' ' ',')" \
+  "${why[@]}" "$WORK"/kept/p*.json &&
   cp "$WORK/results.json" "$RESULTS.partial" && mv "$RESULTS.partial" "$RESULTS" || { warn "could not write $RESULTS"; exit 2; }
 echo "== wrote $RESULTS"

@@ -47,7 +47,7 @@ def softmax_online(x, B0=1, B1=4096):
 @pytest.mark.puzzle5
 def test_reading_a_kernel_made_copy_of_x_counts_as_reading_x(tmp_path):
     text = solution_text(registry.find(4)) + SOFTMAX_ON_A_COPY
-    case = _budget_failure(grade_text(5, text, tmp_path), "x read 4.00x")
+    case = _budget_failure(grade_text(5, text, tmp_path), "x read ")  # at least 2.5x: stopped once over budget
     assert "including loads of tensors that are not inputs" in case.message and "budget is 2x" in case.message
 
 

@@ -176,3 +176,19 @@ def test_the_check_does_not_run_natively(monkeypatch):
     monkeypatch.setattr(gpu_compile, "_request", None)  # would raise if the check ran
     assert gpu_compile.check(registry.find(1), [instrument.Launch(_static_uses.fn, {}, {}, (1,))]) is None
     assert gpu_compile.take_notices() == []
+
+
+def test_dots_of_zero_blocks_do_no_tensor_core_work():
+    """A tl.dot of two constant zero blocks, added into a product computed on CUDA cores, is live in the compiled
+    kernel but multiplies nothing: its work does not count."""
+    result = grade_file(11, KERNELS / "cheating" / "p11_dots_of_zeros.py", first_failure=True)
+    case = failed_case(result)
+    assert case.reason == "budget", _report(result)
+    assert "tl.dot did 0% of the multiply-adds" in case.message, _report(result)
+
+
+def test_a_kernel_that_reads_a_module_no_gpu_kernel_can_use_fails():
+    """Reading numpy inside a kernel is no reason to skip the compile check: it fails the case."""
+    case = failed_case(grade_file(5, KERNELS / "wrong" / "p05_reads_numpy_in_the_kernel.py", first_failure=True))
+    assert case.reason == "gpu_compile", case.message
+    assert "the kernel reads the module numpy" in case.message and "tl.constexpr globals" in case.message

@@ -110,6 +110,9 @@ def test_the_static_check_passes_every_solution_and_correct_alternative():
     ("import gc\n", "import gc"),
     ("open('/proc/self/fd/3', 'w')\n", "/proc/self/fd/3"),
     ("__import__('subprocess')\n", "__import__"),
+    ("import os\nos.sys.modules['grader.grading']\n", "os.sys"),  # a module reached through another
+    ("import threading\n", "import threading"),  # a thread escapes the launcher guard's PyTorch check
+    ("import os\nos.fork()\n", "os.fork"),
 ])
 def test_the_static_check_names_what_it_refuses(tmp_path, source, clue):
     path = tmp_path / "submission.py"
@@ -136,6 +139,8 @@ def _execution(**changes):
     {"recorded": "yes"},
     {"seconds": "fast"},
     {"verdict": "passed"},
+    {"accesses": [{"name": "x", "params": [], "elements": 4, "read": "lots", "written": 0, "atomics": 0}]},
+    {"accesses": [{"name": "x"}]},
 ])
 def test_a_malformed_execution_is_refused(changes):
     with pytest.raises(transfer.Malformed):
@@ -163,6 +168,7 @@ def test_a_submission_that_edits_the_grader_is_void_and_the_grader_restored(tmp_
     assert checker.read_bytes() == original
     void = [c for c in json.loads(run.stdout)["results"][0]["cases"] if c["name"] == "grader files"]
     assert void and "grader/checker.py" in void[0]["message"] and "void" in void[0]["message"]
+    assert "sitecustomize.py" in void[0]["message"] and not (scratch / "sitecustomize.py").exists()
 
 
 def test_a_tensor_subclass_that_lies_is_judged_by_its_bytes(tmp_path):
@@ -170,3 +176,9 @@ def test_a_tensor_subclass_that_lies_is_judged_by_its_bytes(tmp_path):
     assert run.returncode == 1, run.stdout + run.stderr
     case = _cases(report)[0]
     assert case["reason"] == "mismatch" and "expected" in case["message"], case
+
+
+def test_what_a_submission_prints_reaches_the_terminal_without_escapes(tmp_path):
+    run, _, report = _grade("p01_prints_escapes.py", tmp_path)
+    assert run.returncode == 1 and report["results"][0]["status"] == "failed"
+    assert "Solved: all 7 cases pass" in run.stderr and "\x1b" not in run.stderr + run.stdout

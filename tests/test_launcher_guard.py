@@ -47,6 +47,8 @@ TORCH_COMPUTE = [
     Cheat("p08_host_dst_searchsorted.py", "`aten.searchsorted`"),
 ]
 WIDE_BLOCKS = [
+    Cheat("p05_one_block_global.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
+                                     "WIDE=2048"),
     Cheat("p05_one_block_per_row.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used B1=256"),
     Cheat("p05_one_block_renamed.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
                                       "BLOCK_T=256"),
@@ -167,3 +169,14 @@ def test_the_autotune_note_reaches_the_cli_report():
     run = run_cli("1", "--file", str(KERNELS / "right" / "p01_autotuned.py"))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "note: autotune: the interpreter ran autotuned_add_kernel with config 1 of 3" in run.stdout
+
+
+def test_a_thread_started_by_the_launcher_is_refused():
+    """The static check of --file refuses `import threading`; a learner's own puzzles/ file is not vetted, so the
+    guard refuses the thread itself (its PyTorch calls would escape the dispatch mode, which is per thread)."""
+    spec = importlib.util.spec_from_file_location("adds_on_a_thread", CHEATS / "p01_adds_on_a_thread.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    puzzle = registry.find(1)
+    result = grading.run_case(puzzle, module.add, puzzle.cases[0], seed=0, device="cpu")
+    assert result.reason == "launcher" and "started a thread" in result.message, result.message

@@ -1,5 +1,6 @@
-"""Beginner's mistakes from the first learner study (issue 9's table) that used to get a bare or misleading report:
-each is a mutation of a solution, and the default report (the first failing case's message and hint) names the fix.
+"""Beginner's mistakes from the learner studies (issue 9's table, and issue 12's 16-bit rule) that used to get
+a bare or misleading report, or none: each is a mutation of a solution, and the default report (the first failing
+case's message and hint) names the fix.
 """
 
 import pytest
@@ -11,6 +12,13 @@ from grader import registry
 pytestmark = requires_interpreter
 
 MUTATIONS = [
+    # issue 12: tl.dot operands stay 16-bit (float16 converts to TF32 exactly: no tolerance could see it)
+    Mutation(11, "float32 operands", "acc = tl.dot(a, b, acc)", "acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc)",
+             "error", "tl.dot operands must stay 16-bit"),
+    Mutation(12, "p left float32, v cast up", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "acc = tl.dot(p, v.to(tl.float32), acc * alpha[:, None])", "error", "tl.dot(p.to(v.dtype), v)"),
+    Mutation(1, "off-by-one mask", "mask = offsets < N0", "mask = offsets <= N0", "out_of_bounds",
+             "compare with `<`, not `<=`"),
     Mutation(6, "keys loaded with other=-inf instead of a -inf score", "k = tl.load(k_ptr + keys, mask=key_ok, "
              "other=0.0)", 'k = tl.load(k_ptr + keys, mask=key_ok, other=float("-inf"))', "mismatch",
              "score q * (-inf), which is +inf for a negative q",

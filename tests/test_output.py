@@ -185,17 +185,30 @@ def test_merge_scores_missing_puzzles_zero_and_rebuilds_forged_tests(tmp_path):
                         {"number": "9", "status": "passed", "output": "not in this assignment"},
                         {"number": "x"}, "junk"]}
     failed = {"tests": [gradescope.test_entry(2, False, "values differ")]}
-    data = gradescope.merge([forged, failed, {}], [1, 2, 3], {3: "no file p03_*.py in the submission"})
+    data = gradescope.merge({1: forged, 2: failed, 3: {}}, [1, 2, 3], {3: "no file p03_*.py in the submission"})
     assert [t["number"] for t in data["tests"]] == ["1", "2", "3"]
     assert [t["score"] for t in data["tests"]] == [1.0, 0.0, 0.0] and data["score"] == 1.0
     assert "no file p03_*.py" in data["tests"][2]["output"] and data["tests"][2]["status"] == "failed"
     out = tmp_path / "results.json"
     parts = []
-    for index, part in enumerate((forged, failed)):
-        parts.append(tmp_path / f"p{index}.json")
+    for number, part in ((1, forged), (2, failed)):
+        parts.append(tmp_path / f"p{number}.json")
         parts[-1].write_text(json.dumps(part))
-    (tmp_path / "broken.json").write_text("{not json")
-    assert gradescope.main(["--out", str(out), "--expect", "1", "2", "3", "--why", "3=nothing",
-                            *map(str, parts), str(tmp_path / "broken.json"), str(tmp_path / "absent.json")]) == 0
+    (tmp_path / "p3.json").write_text("{not json")
+    assert gradescope.main(["--out", str(out), "--expect", "1,2,3", "--why", "3=nothing",
+                            *map(str, parts), str(tmp_path / "p3.json"), str(tmp_path / "absent.json")]) == 0
     written = strict_loads(out.read_text())
     assert written["tests"][0]["output"] == "ok" and written["tests"][2]["output"].endswith("nothing")
+
+
+def test_a_part_speaks_only_for_its_own_puzzle(tmp_path):
+    """A submission that writes a part of its own (pwned.json, or p2.json claiming puzzles 1 and 2) gains nothing."""
+    claim = {"tests": [gradescope.test_entry(n, True, "forged") for n in (1, 2)]}
+    honest = {"tests": [gradescope.test_entry(1, False, "values differ")]}
+    for name, part in (("p1.json", honest), ("p2.json", claim), ("pwned.json", claim)):
+        (tmp_path / name).write_text(json.dumps(part))
+    out = tmp_path / "results.json"
+    paths = [str(tmp_path / n) for n in ("p1.json", "p2.json", "pwned.json")]
+    assert gradescope.main(["--out", str(out), "--expect", "1,2", *paths]) == 0
+    tests = strict_loads(out.read_text())["tests"]
+    assert [(t["number"], t["status"]) for t in tests] == [("1", "failed"), ("2", "passed")]

@@ -103,3 +103,12 @@ def test_atomics_are_exempt():
 def _atomic_kernel(src_ptr, index_ptr, dst_ptr, B: tl.constexpr):
     offsets = tl.program_id(0) * B + tl.arange(0, B)
     tl.atomic_add(dst_ptr + tl.load(index_ptr + offsets), tl.load(src_ptr + offsets))
+
+
+@pytest.mark.puzzle7
+def test_a_read_modify_write_through_atomic_xchg_is_a_race():
+    """An exchange is atomic, but a load, an add and an exchange loses updates all the same."""
+    from helpers import KERNELS, grade_file
+
+    case = failed_case(grade_file(7, KERNELS / "wrong" / "p07_rmw_with_atomic_xchg.py", first_failure=True))
+    assert case.reason == "race" and "tl.atomic_add" in case.message, case.message

@@ -1,5 +1,6 @@
 """Puzzle 1, correct, that also appends to the grader's own checker.py at import, found through PYTHONPATH (a
-tampered checker would let the next submission pass). The grader must restore the file and void this grade."""
+tampered checker would let the next submission pass), and leaves a sitecustomize.py beside it (it would run in
+every later worker). The grader must restore both and void this grade."""
 
 import os
 
@@ -12,6 +13,8 @@ for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep):
     if folder and os.path.isfile(target):
         with open(target, "a") as checker:
             checker.write("\nTAMPERED = True  # appended by a submission\n")
+        with open(os.path.join(folder, "sitecustomize.py"), "w") as startup:  # would run in every later worker
+            startup.write("TAMPERED = True\n")
 
 
 @triton.jit

@@ -18,10 +18,10 @@ def matmul_broadcast_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: 
     for start in tl.range(0, K, BK):
         steps = start + tl.arange(0, BK)
         a = tl.load(a_ptr + rows[:, None] * K + steps[None, :], mask=(rows[:, None] < M) & (steps[None, :] < K),
-                    other=0.0).to(tl.float32)
+                    other=0.0)
         b = tl.load(b_ptr + steps[:, None] * N + cols[None, :], mask=(steps[:, None] < K) & (cols[None, :] < N),
-                    other=0.0).to(tl.float32)
-        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)  # [BM, BK, BN] products, summed over K
+                    other=0.0)
+        acc += tl.sum(a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :], axis=1)  # summed over K
         unused = tl.dot(a, b)  # noqa: F841  (the GPU compiler drops it)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
 
