@@ -28,7 +28,7 @@ def csr_attention_kernel(
     q_ptr,  # pointer to q: N x D float16 (or bfloat16)
     k_ptr,  # pointer to k: N x D, same dtype
     v_ptr,  # pointer to v: N x D, same dtype
-    row_ptr_ptr,  # pointer to row_ptr: N+1 int32, row n's neighbours are slots row_ptr[n] .. row_ptr[n+1]-1
+    row_ptr_ptr,  # pointer to row_ptr: N+1 int32, row n's neighbours are slots row_ptr[n] <= s < row_ptr[n+1]
     col_idx_ptr,  # pointer to col_idx: E int32, the neighbour (key row) of each slot, distinct within a row
     o_ptr,  # pointer to the output o: N x D float32
     scale_log2,  # log2(e) / sqrt(D): folded into q once, so the scores come out ready for exp2

@@ -5,8 +5,8 @@ in any order; per-edge features (e, v_scaled, ...) are stored in that order. Dup
 self loops are allowed: the graph is a multigraph, as `index_add_` treats it.
 
 - CSC groups edges by destination: node n's incoming edges are the slots
-  col_ptr[n] .. col_ptr[n+1]-1; row_idx[s] is the source of slot s and edge_id[s] its edge id.
-- CSR groups edges by source: node n's outgoing edges are the slots row_ptr[n] .. row_ptr[n+1]-1,
+  col_ptr[n] <= s < col_ptr[n+1]; row_idx[s] is the source of slot s and edge_id[s] its edge id.
+- CSR groups edges by source: node n's outgoing edges are the slots row_ptr[n] <= s < row_ptr[n+1],
   and col_idx[s] is the destination of slot s.
 
 Within a node, slots keep increasing edge id. All index arrays are int32. Generators take a
@@ -81,7 +81,7 @@ def _check_pointer(name: str, ptr) -> torch.Tensor:
 
 
 def pointer(keys: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """The int32 pointer array (N+1) of slots sorted by `keys`: node n's slots are ptr[n] .. ptr[n+1]-1."""
+    """The int32 pointer array (N+1) of slots sorted by `keys`: node n's slots s are ptr[n] <= s < ptr[n+1]."""
     counts = torch.bincount(keys.long(), minlength=num_nodes)
     return torch.cat([counts.new_zeros(1), counts.cumsum(0)]).to(torch.int32)
 

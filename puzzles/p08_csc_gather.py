@@ -2,7 +2,7 @@
 
 You will learn
 - the CSC index: edges sorted by destination, so node n's incoming edges are the slots
-  col_ptr[n] .. col_ptr[n+1]-1, and edge_id[slot] says which edge sits there;
+  col_ptr[n] <= s < col_ptr[n+1], and edge_id[slot] says which edge sits there;
 - why edge_id matters: per-edge features stay in their original (physical) order, so slot s must
   read row edge_id[s] of v_scaled and score, not row s;
 - a node-parallel gather needs no atomics: one program owns a node's sum, so the result is
@@ -45,7 +45,7 @@ import triton.language as tl
 def csc_gather_kernel(
     v_scaled_ptr,  # pointer to v_scaled: E x H x D float32, rows in edge-id order
     score_ptr,  # pointer to score: E x H float32, rows in edge-id order
-    col_ptr_ptr,  # pointer to col_ptr: N+1 int32; node n's slots are col_ptr[n] .. col_ptr[n+1]-1
+    col_ptr_ptr,  # pointer to col_ptr: N+1 int32; node n's slots are col_ptr[n] <= s < col_ptr[n+1]
     edge_id_ptr,  # pointer to edge_id: E int32, the edge id held by each slot
     out_ptr,  # pointer to the output: N x H x D float32
     N,  # number of nodes

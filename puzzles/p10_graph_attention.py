@@ -55,7 +55,7 @@ def graph_attention_kernel(
     k_ptr,  # pointer to k: N x H x D float32 (the keys of the source nodes)
     v_ptr,  # pointer to v: N x H x D float32 (the values of the source nodes)
     e_ptr,  # pointer to e: E x H x D float32, edge features in edge-id order
-    col_ptr_ptr,  # pointer to col_ptr: N+1 int32; node n's incoming slots are col_ptr[n] .. col_ptr[n+1]-1
+    col_ptr_ptr,  # pointer to col_ptr: N+1 int32; node n's incoming slots are col_ptr[n] <= s < col_ptr[n+1]
     row_idx_ptr,  # pointer to row_idx: E int32, the source node of each slot
     edge_id_ptr,  # pointer to edge_id: E int32, the edge id of each slot
     h_ptr,  # pointer to the node output h: N x H x D float32
