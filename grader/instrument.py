@@ -618,7 +618,8 @@ def _wrap_dot(original):
                                   f"GPU multiplies on tensor cores: {' and '.join(wide)}. Leave the loaded blocks as "
                                   f"they are (no .to(tl.float32)); a block you computed in float32 (attention's p) "
                                   f"is cast to the other operand's dtype: tl.dot(p.to(v.dtype), v)")
-        if _active is not None and np.any(a.data) and np.any(b.data):  # a product with a block of zeros does no work
+        if _active is not None and (np.any(a.data) or np.any(b.data)):  # zeros by zeros: no work (one zero block
+            # may be honest: queries that are all 0)
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
             _active.dots += 1
             _active.dot_work += work

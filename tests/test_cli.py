@@ -106,7 +106,7 @@ def test_table_says_when_a_file_changed_since_its_grade(tmp_path):
     data["solutions"]["1"]["sha256"] = "edited since"
     results.write_text(json.dumps(data))
     table = run_cli("--impl", "solutions", results=results)
-    assert "changed since graded (was passed)" in table.stdout
+    assert "changed since graded (was passed)" in " ".join(table.stdout.split())  # the status column may wrap
 
 
 def test_a_puzzle_named_twice_is_graded_once():

@@ -1,5 +1,6 @@
 """Puzzle 1, correct, with a child forked at import that sleeps holding every inherited file descriptor,
-the grader's event pipe included: the pipe never reaches its end while the child lives."""
+the grader's event pipe included: the pipe never reaches its end while the child lives. It reaches os.fork
+through getattr, past the static check (a speed bump): the runtime defence must hold on its own."""
 
 import os
 import time
@@ -9,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-if os.fork() == 0:
+if getattr(os, "fo" + "rk")() == 0:
     Path(__file__).with_suffix(".pid").write_text(str(os.getpid()))
     time.sleep(3600)
     os._exit(0)

@@ -1,5 +1,6 @@
 """Puzzle 1, correct, leaving a daemon (double fork and setsid) that waits for the grading process to end and,
-3 s later, writes a file next to this one: what a daemon rewriting `--json > result.json` would do."""
+3 s later, writes a file next to this one: what a daemon rewriting `--json > result.json` would do. It reaches
+os.fork through getattr, past the static check (a speed bump): the runtime defence must hold on its own."""
 
 import os
 import time
@@ -12,9 +13,9 @@ import triton.language as tl
 _HERE = Path(__file__)
 _worker_alive, _keep_open = os.pipe()  # the grading process holds the write end until it ends
 
-if os.fork() == 0:
+if getattr(os, "fo" + "rk")() == 0:
     os.setsid()
-    if os.fork() == 0:
+    if getattr(os, "fo" + "rk")() == 0:
         os.close(_keep_open)
         _HERE.with_suffix(".pid").write_text(str(os.getpid()))
         os.read(_worker_alive, 1)  # returns once the grading process, the last writer, is gone
