@@ -1,12 +1,14 @@
 """Correct kernels that differ from the solutions pass: other strategies, and other block sizes."""
 
+import contextlib
 import dataclasses
+import inspect
 import sys
 
 import pytest
 from helpers import KERNELS, by_puzzle, grade_file, requires_interpreter
 
-from grader import grading, loader, registry
+from grader import grading, instrument, loader, registry
 
 pytestmark = requires_interpreter
 
@@ -20,19 +22,47 @@ def test_alternative_strategy_passes(name):
     assert result.status == "passed", "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
 
 
-OTHER_BLOCKS = ({"B0": 1, "B1": 16, "BM": 16, "BN": 32, "BK": 32, "BQ": 16},
-                {"B0": 16, "B1": 128, "BM": 64, "BN": 16, "BK": 16, "BQ": 32})
+# Block sizes none of the cases use, for every launcher argument that sets one. Graph launchers take BLOCK_E and,
+# from puzzle 8 on, NODES_PER_PROGRAM: 3 nodes per program, where N is rarely a multiple of 3.
+OTHER_BLOCKS = ({"B0": 1, "B1": 16, "BM": 16, "BN": 32, "BK": 32, "BQ": 16, "BLOCK_E": 4, "NODES_PER_PROGRAM": 3},
+                {"B0": 16, "B1": 128, "BM": 64, "BN": 16, "BK": 16, "BQ": 32, "BLOCK_E": 64, "NODES_PER_PROGRAM": 1})
+WITH_BLOCK_SIZES = [p for p in registry.PUZZLES if any(c.blocks for c in p.cases)]  # not 13: a TCB is 16 x 16
 
 
-@pytest.mark.parametrize("puzzle", by_puzzle())
+@contextlib.contextmanager
+def _launches_kept(kept: list):
+    """Grading as usual, with every kernel launch it records also appended to `kept`."""
+    recording = instrument.recording
+
+    @contextlib.contextmanager
+    def keeping():
+        with recording() as recorder:
+            yield recorder
+            if recorder is not None:
+                kept.extend(recorder.launches)
+
+    instrument.recording = keeping
+    try:
+        yield
+    finally:
+        instrument.recording = recording
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle(WITH_BLOCK_SIZES))
 @pytest.mark.parametrize("blocks", OTHER_BLOCKS, ids=lambda b: "-".join(f"{k}{v}" for k, v in b.items()))
 def test_solution_passes_with_other_block_sizes(puzzle, blocks):
     launcher = loader.load_launcher(puzzle, "solutions")
+    takes = {k: v for k, v in blocks.items() if k in inspect.signature(launcher).parameters}
+    assert takes, f"the launcher of puzzle {puzzle.number} takes none of {sorted(blocks)}"
     for case in puzzle.cases[:3]:
-        case = dataclasses.replace(case, blocks={k: v for k, v in blocks.items() if k in case.blocks})
-        result = grading.run_case(puzzle, launcher, case, seed=5, device="cpu")
+        case, launches = dataclasses.replace(case, blocks=takes), []
+        with _launches_kept(launches):
+            result = grading.run_case(puzzle, launcher, case, seed=5, device="cpu")
         assert result.passed, f"{case.name} {case.blocks}: {result.reason}: {result.message}"
-
+        # each size reached a kernel under its own name: none was left at the kernel's default
+        reached = {name: {launch.bound[name] for launch in launches if name in launch.bound} for name in takes}
+        assert reached == {name: {value} for name, value in takes.items()}, \
+            f"{case.name}: the launcher was given {takes}, its kernels got {reached}"
 
 
 @pytest.mark.puzzle7

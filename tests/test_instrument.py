@@ -107,9 +107,20 @@ def test_atomics_are_counted_and_cover_their_targets():
 
 
 def test_nothing_is_recorded_outside_a_recording_block():
+    """Once a recording block ends, its recorder is let go: a later launch neither adds to its counts nor is
+    checked (an out-of-bounds read outside any block runs, as it would without the grader)."""
     src, dst = torch.randn(10), torch.zeros(10)
-    copy_kernel[(1,)](src, dst, 10, 0, B=16, MASKED=True)
-    assert torch.equal(src, dst)
+    recorder = _record(copy_kernel, (1,), src, dst, 10, 0, B=16, MASKED=True, watch={"src": src})
+    assert instrument._active is None
+    before = [(r.label, r.loads, r.stores, r.atomics) for r in recorder.regions], recorder.programs, \
+        len(recorder.launches)
+    padded, wide = torch.randn(16), torch.zeros(16)
+    copy_kernel[(1,)](padded[:10], wide, 16, 0, B=16, MASKED=True)  # reads padded[10:16], past the 10 it was given
+    assert torch.equal(wide, padded), "the launch outside the block must still run"
+    assert instrument._active is None and recorder.violation is None
+    after = [(r.label, r.loads, r.stores, r.atomics) for r in recorder.regions], recorder.programs, \
+        len(recorder.launches)
+    assert after == before
 
 
 FALLBACK = """
