@@ -534,6 +534,15 @@ def _compile_error(exc, functions: dict, diagnostics: str) -> dict:
     return {"message": f"{type(exc).__name__}: {exc}", "diagnostics": diagnostics}
 
 
+def wide_dot_operands(ttir: str) -> list[str]:
+    """The element types of tt.dot operands in TTIR that are not 16-bit ("f32", "tf32", ...), one per wide operand:
+    how a GPU run tells that a kernel multiplied float32 blocks, where the interpreter's hook cannot look."""
+    wide = []
+    for types in re.findall(r"= tt\.dot [^:]*: tensor<(?:\d+x)+(\w+)> \* tensor<(?:\d+x)+(\w+)>", ttir):
+        wide += [t for t in types if t not in ("f16", "bf16")]
+    return wide
+
+
 def _dot_lines(ttir: str) -> list[tuple[str, int]]:
     """(file, line) of each tt.dot in TTIR, through its loc(...) and the #loc aliases."""
     aliases = dict(re.findall(r"^(#loc\d*) = loc\((.*)\)\s*$", ttir, re.MULTILINE))

@@ -67,6 +67,11 @@ class DotNot16Bit(Exception):
     """A ``tl.dot`` with an operand that is not 16-bit, in a puzzle whose lesson is 16-bit tensor-core products."""
 
 
+DOT_16BIT_RULE = ("tl.dot operands must stay 16-bit (float16 or bfloat16) in this puzzle, so that the GPU multiplies "
+                  "on tensor cores: {found}. Leave the loaded blocks as they are (no .to(tl.float32)); a block you "
+                  "computed in float32 (attention's p) is cast to the other operand's dtype: tl.dot(p.to(v.dtype), v)")
+
+
 WATCH_EVERY = 256  # accesses between two budget checks while a program runs (a check costs about one access)
 MIN_DOT = 16  # the GPU's smallest tl.dot dimension for 16-bit operands (we hold every dtype to it)
 
@@ -113,6 +118,7 @@ class Launch:
     bound: dict
     options: dict
     grid: object
+    compiled: object = None  # on a GPU: the CompiledKernel triton ran (its asm holds the TTIR)
 
     @property
     def name(self) -> str:
@@ -614,10 +620,7 @@ def _wrap_dot(original):
             wide = [f"{side} is {handle.dtype}" for side, handle in (("the first operand", a), ("the second", b))
                     if getattr(handle.dtype, "name", "") not in ("fp16", "bf16")]
             if wide:  # the learner's line is added by the grader's report of the exception
-                raise DotNot16Bit(f"tl.dot operands must stay 16-bit (float16 or bfloat16) in this puzzle, so that the "
-                                  f"GPU multiplies on tensor cores: {' and '.join(wide)}. Leave the loaded blocks as "
-                                  f"they are (no .to(tl.float32)); a block you computed in float32 (attention's p) "
-                                  f"is cast to the other operand's dtype: tl.dot(p.to(v.dtype), v)")
+                raise DotNot16Bit(DOT_16BIT_RULE.format(found=" and ".join(wide)))
         if _active is not None and (np.any(a.data) or np.any(b.data)):  # zeros by zeros: no work (one zero block
             # may be honest: queries that are all 0)
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k

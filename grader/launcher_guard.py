@@ -161,11 +161,12 @@ def _recording_native_launches(watch: _Watch):
     launch = JITFunction.run
 
     def run(self, *args, grid, warmup, **kwargs):
+        compiled = launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         if not warmup:
             watch.launches.append(instrument.Launch(self.fn, bound_arguments(self.fn, self.arg_names, args, kwargs),
                                                     {k: v for k, v in kwargs.items() if k not in self.arg_names},
-                                                    grid))
-        return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
+                                                    grid, compiled))
+        return compiled
 
     JITFunction.run = run
     try:
@@ -269,9 +270,25 @@ def guard(puzzle, case, device: str):
         yield
     if watch.refusal is not None:  # raised inside, and swallowed by the learner's code
         raise Refused(watch.refusal)
-    problem = check_launches(puzzle, case, watch.launches)
+    problem = check_launches(puzzle, case, watch.launches) or (native and _wide_dots(puzzle, watch.launches))
     if problem:
         raise Refused(problem)
+
+
+def _wide_dots(puzzle, launches) -> str | None:
+    """On a GPU, where the interpreter's tl.dot hook cannot look: a tl.dot with a float32 operand in a puzzle whose
+    lesson is 16-bit tensor-core products (budgets.Dots), read from the TTIR of the kernels triton compiled."""
+    from . import budgets, gpu_compile
+
+    if not any(isinstance(b, budgets.Dots) for b in puzzle.budgets):
+        return None
+    for launch in launches:
+        ttir = (getattr(launch.compiled, "asm", None) or {}).get("ttir", "")
+        wide = gpu_compile.wide_dot_operands(ttir) if isinstance(ttir, str) else []
+        if wide:
+            return instrument.DOT_16BIT_RULE.format(
+                found=f"{launch.name} has a tl.dot on {', '.join(sorted(set(wide)))} operands")
+    return None
 
 
 # -- block sizes -----------------------------------------------------------------------------------

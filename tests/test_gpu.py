@@ -70,3 +70,12 @@ def test_correct_alternatives_pass_natively(path):
     name = path.split("/")[1]
     cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / path)
     assert all(c["passed"] or c["reason"] == "skipped" for c in cases), [c for c in cases if not c["passed"]][:1]
+
+
+def test_float32_dot_operands_are_refused_natively(tmp_path):
+    """The 16-bit rule on a GPU, read from the compiled kernel's TTIR (the interpreter's hook is not there)."""
+    text = (ROOT / "solutions" / "p11_matmul.py").read_text()
+    wide = tmp_path / "p11_wide.py"
+    wide.write_text(text.replace("acc = tl.dot(a, b, acc)", "acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc)"))
+    cases = _native_cases(11, wide)
+    assert any(c["reason"] == "launcher" and "must stay 16-bit" in c["message"] for c in cases), cases[0]

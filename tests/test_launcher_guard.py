@@ -180,3 +180,45 @@ def test_a_thread_started_by_the_launcher_is_refused():
     puzzle = registry.find(1)
     result = grading.run_case(puzzle, module.add, puzzle.cases[0], seed=0, device="cpu")
     assert result.reason == "launcher" and "started a thread" in result.message, result.message
+
+
+_WIDE_DOT_SCRIPT = """
+import os
+os.environ.pop("TRITON_INTERPRET", None)
+import triton, triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+@triton.jit
+def product(a_ptr, c_ptr, WIDE: tl.constexpr):
+    rows = tl.arange(0, 16)
+    a = tl.load(a_ptr + rows[:, None] * 16 + rows[None, :])
+    b = a.to(tl.float32) if WIDE else a
+    tl.store(c_ptr + rows[:, None] * 16 + rows[None, :], tl.dot(b, b))
+
+from grader.gpu_compile import wide_dot_operands  # after the kernel: importing grader picks the interpreter
+
+for wide in (0, 1):
+    kernel = triton.compile(ASTSource(product, {"a_ptr": "*fp16", "c_ptr": "*fp32", "WIDE": "constexpr"},
+                                      {"WIDE": wide}), target=GPUTarget("cuda", 90, 32))
+    print(wide, sorted(set(wide_dot_operands(kernel.asm["ttir"]))))
+"""
+
+
+def test_the_16_bit_rule_reads_float32_dots_from_a_compiled_kernels_ttir(tmp_path):
+    """On a GPU the rule reads the TTIR of the kernels triton compiled (the interpreter's hook is not there); the
+    same parser, on kernels compiled here for sm_90."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    script = tmp_path / "wide_dot.py"  # triton reads a kernel's source from its file
+    script.write_text(_WIDE_DOT_SCRIPT)
+    environment["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True,
+                         env=environment, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[:2] == ["0 []", "1 ['f32']"], run.stdout
