@@ -25,7 +25,7 @@ if MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may be ca
 __all__ = ["MODE", "check"]
 
 
-def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, timeout: float = 30.0,
+def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, timeout: float = env.DEFAULT_TIMEOUT,
           verbose: bool = False):
     """Grade `launcher` on every case of `puzzle` in this process, print the report, return the result.
 

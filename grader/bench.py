@@ -208,11 +208,20 @@ def _graph_us(fn) -> float | None:
         return None
 
 
+def settings_of(puzzle):
+    """The puzzle's Bench from grader/bench_settings.py, or None. Imported when called, not at the top: those
+    settings import triton, and `python -m grader bench` chooses the mode before triton is imported."""
+    from .bench_settings import BENCHES
+
+    return BENCHES.get(puzzle.slug)
+
+
 def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_compile: bool,
-               flop_rate: float | None = None) -> list[dict]:
+               flop_rate: float | None = None, settings=None) -> list[dict]:
+    """The rows of one size: every implementation timed. settings: the Bench to use instead of the puzzle's."""
     import torch
 
-    bench = puzzle.bench
+    bench = settings or settings_of(puzzle)
     inputs, dims = _inputs(puzzle, size)
     args = list(inputs.values())
     reference = puzzle.spec(**inputs)
@@ -259,13 +268,12 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
             timed.append((name, None, _failure(exc), True))
 
     size_note = bench.size_note(inputs) if bench.size_note else None
-    return [_row(puzzle, label, size_note, dims, timing, compulsory, moved, bandwidth, exp_rate, flop_rate)
+    return [_row(puzzle, bench, label, size_note, dims, timing, compulsory, moved, bandwidth, exp_rate, flop_rate)
             for timing in timed]
 
 
-def _row(puzzle, label, size_note, dims, timing, compulsory, moved, bandwidth, exp_rate, flop_rate) -> dict:
+def _row(puzzle, bench, label, size_note, dims, timing, compulsory, moved, bandwidth, exp_rate, flop_rate) -> dict:
     impl, us, note, correct = timing
-    bench = puzzle.bench
     row = {"puzzle": puzzle.number, "size": label, "impl": impl, "us": us, "note": note, "correct": correct,
            "gbps": compulsory / (us * 1e-6) / 1e9 if us else None,
            "floor_us": moved / bandwidth * 1e6, "compulsory_us": compulsory / bandwidth * 1e6}
@@ -287,7 +295,7 @@ def bench_puzzle(puzzle, launcher, bandwidth: float, exp_rate: float, use_compil
     """The rows of every size, yielded size by size."""
     import torch
 
-    for dims in puzzle.bench.sizes:
+    for dims in settings_of(puzzle).sizes:
         yield from bench_size(puzzle, launcher, dims, bandwidth, exp_rate, use_compile, flop_rate)
         torch.cuda.empty_cache()
 
@@ -403,12 +411,12 @@ def main(argv: list[str]) -> int:
               "date": datetime.date.today().isoformat(), "copy_bps": bandwidth, "copy_gbps": bandwidth / 1e9,
               "exp2_rate": exp_rate}
     flop_rate = None
-    if any(p.bench is not None and p.bench.flops for p in puzzles):
+    if any(getattr(settings_of(p), "flops", None) for p in puzzles):
         flop_rate = header["matmul_flops"] = matmul_rate()
     rows = []
     try:
         for puzzle in puzzles:
-            if puzzle.bench is None:
+            if settings_of(puzzle) is None:
                 print(f"puzzle {puzzle.number} has no benchmark", file=sys.stderr)
                 continue
             launcher = loader.load_launcher(puzzle, args.impl, args.file)

@@ -27,6 +27,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from .cases import evaluate_formula
+
 
 def _region(recorder, name):
     return next((r for r in recorder.regions if r.label == name and r.given), None) or \
@@ -88,7 +90,7 @@ class Reads:
     def _check_per_program(self, recorder, region, size, dims) -> str | None:
         """Each program's reads of arg (and of non-inputs) against the blocks of the output it stored."""
         output = _region(recorder, self.block[0])
-        block = max(int(eval(self.block[1], {"__builtins__": {}}, dict(dims))), 1)
+        block = max(int(evaluate_formula(self.block[1], dims)), 1)
         counted = [region, *_unnamed(recorder, region.floating)]
         worst = None  # (rate, program, reads, blocks)
         for program, loads in recorder.program_loads.items():
@@ -148,7 +150,7 @@ class Loads:
         else:
             counted = [r for r in recorder.regions if not r.floating]
         loaded = sum(r.loads for r in counted)
-        limit = eval(self.limit, {"__builtins__": {}}, dict(dims))
+        limit = evaluate_formula(self.limit, dims)
         if loaded <= limit:
             return None
         others = [r for r in counted if r.loads and r not in named]
@@ -191,7 +193,7 @@ class Dots:
         removed by the GPU compiler, so it does no work there."""
         from . import gpu_compile, instrument  # not at import: the registry imports budgets before triton
 
-        least = eval(self.work, {"__builtins__": {}}, dict(dims))
+        least = evaluate_formula(self.work, dims)
         kept = gpu_compile.dot_lines(recorder.launches)
         dropped = {} if kept is None else {line: v for line, v in recorder.dot_lines.items() if line not in kept}
         work = recorder.dot_work - sum(w for _, w in dropped.values())

@@ -40,6 +40,23 @@ def per_input(**fills: Fill) -> Fill:
     return fill
 
 
+def uniform(low: float, high: float) -> Fill:
+    def fill(name, shape, gen):
+        return low + (high - low) * torch.rand(shape, generator=gen, dtype=torch.float64)
+    fill.__doc__ = f"uniform in [{low:g}, {high:g})"
+    return fill
+
+
+def odd_rows_negated(fill: Fill) -> Fill:
+    """fill with its odd rows (or elements, for a 1-D input) negated."""
+    def negated(name, shape, gen):
+        values = fill(name, shape, gen)
+        values[1::2] *= -1
+        return values
+    negated.__doc__ = f"{fill.__doc__}, negated on odd rows"
+    return negated
+
+
 def rows(make_row: Callable[[int, int, torch.Generator], torch.Tensor], doc: str) -> Fill:
     """Fill a 2-D input row by row: make_row(row_index, row_length, generator)."""
     def fill(name, shape, gen):
@@ -61,6 +78,12 @@ class Case:
     half: torch.dtype | None = None  # make the spec's float16 inputs in this dtype instead (torch.bfloat16)
 
 
+def evaluate_formula(formula: str, dims: Mapping[str, int]):
+    """A formula in a case's sizes, such as a shape's "N+1" or a budget's "16*D*num_tcb": names and arithmetic
+    only (no builtins)."""
+    return eval(formula, {"__builtins__": {}}, dict(dims))
+
+
 @dataclass(frozen=True)
 class Arg:
     """One argument of a spec, read from its annotation."""
@@ -70,7 +93,7 @@ class Arg:
 
     def shape(self, dims: Mapping[str, int]) -> tuple[int, ...]:
         """Sizes from the case's dims; a dimension may be an expression such as "N+1"."""
-        return tuple(dims[d] if d in dims else int(eval(d, {"__builtins__": {}}, dict(dims))) for d in self.dims)
+        return tuple(dims[d] if d in dims else int(evaluate_formula(d, dims)) for d in self.dims)
 
 
 def _arg_from_annotation(name: str, annotation) -> Arg:

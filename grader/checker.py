@@ -124,8 +124,14 @@ def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: tor
 
 # -- hints: the first pattern that fits the failure gives one line -------------------------------
 
-# A puzzle hint: predicate(inputs64, yours64, blocks) -> bool, and the line to show.
-PuzzleHint = tuple[Callable[[Mapping[str, torch.Tensor], torch.Tensor, Mapping[str, int]], bool], str]
+@dataclass(frozen=True)
+class Hint:
+    """A puzzle's hint: the line `text` is shown when check(inputs64, yours64, blocks) is true, that is when a
+    wrong output has the pattern of the mistake `name` (each check is a named function whose docstring says
+    what it checks). The chapter modules (grader/chapters/) hold every puzzle's hints."""
+    name: str
+    check: Callable[[Mapping[str, torch.Tensor], torch.Tensor, Mapping[str, int]], bool]
+    text: str
 
 
 def _last_block_only(bad, blocks):
@@ -168,12 +174,13 @@ def _rows_off_by_a_factor(yours64, expected, bad):
 
 
 def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, diagnosis: Diagnosis,
-         blocks: Mapping[str, int], inputs: Mapping[str, torch.Tensor], puzzle_hints=()) -> str | None:
+         blocks: Mapping[str, int], inputs: Mapping[str, torch.Tensor],
+         puzzle_hints: tuple[Hint, ...] = ()) -> str | None:
     """One line that fits the pattern of wrong or unwritten elements, or None. Puzzle hints go first."""
     yours64 = yours.detach().to("cpu", torch.float64)
     bad = diagnosis.bad | diagnosis.unwritten
     nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
-    detectors = [(lambda p=p: p(inputs, yours64, blocks), text) for p, text in puzzle_hints] + [
+    detectors = [(lambda h=h: h.check(inputs, yours64, blocks), h.text) for h in puzzle_hints] + [
         (lambda: bool(nonfinite.any()),
          "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
          "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),

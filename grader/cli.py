@@ -39,8 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, help="replay the random cases of an earlier run")
     parser.add_argument("--interpret", action="store_true", help="use the interpreter even on a GPU")
     parser.add_argument("-v", "--verbose", action="store_true", help="show every failing case in full")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="time limit per case (default 30)")
+    parser.add_argument("--timeout", type=float, default=env.DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit per case (default {env.DEFAULT_TIMEOUT:g})")
     return parser
 
 

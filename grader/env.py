@@ -12,6 +12,9 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
+# Seconds per case, for the CLI and grader.check alike: an honest interpreter case takes well under 5.
+DEFAULT_TIMEOUT = 30.0
+
 # The oldest triton whose interpreter we test, and the newest release we have tested.
 OLDEST_TRITON = (3, 6)
 NEWEST_TESTED_TRITON = (3, 9)

@@ -31,9 +31,8 @@ import torch
 
 from . import budgets, checker, gpu_compile, instrument, launcher_guard, safe_output, transfer
 from .cases import Case, as_list, make_inputs, reference, spec_args, spec_outputs
+from .env import DEFAULT_TIMEOUT
 from .registry import Puzzle
-
-DEFAULT_TIMEOUT = 30.0  # seconds per case; an honest interpreter case takes well under 5
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.

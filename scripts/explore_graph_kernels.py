@@ -15,7 +15,7 @@ import triton  # noqa: E402
 import triton.testing  # noqa: E402
 
 from grader import loader, registry  # noqa: E402
-from grader.bench import _inputs  # noqa: E402
+from grader.bench import _inputs, settings_of  # noqa: E402
 
 
 def launch(puzzle, module, inputs, block_e, warps, stages):
@@ -39,7 +39,7 @@ def main():
     for number in (8, 10):
         puzzle = registry.find(number)
         module = sys.modules[loader.load_launcher(puzzle, "solutions").__module__]
-        for case in puzzle.bench.sizes[2:]:  # batches 64, 512, 4096
+        for case in settings_of(puzzle).sizes[2:]:  # batches 64, 512, 4096
             inputs, dims = _inputs(puzzle, case)
             results = []
             for block_e, warps, stages in itertools.product((8, 16, 32), (1, 2, 4, 8), (1, 2, 3)):

@@ -31,14 +31,14 @@ def stub_text(puzzle) -> str:
     return make_stub(solution_text(puzzle), puzzle.number)
 
 
-def grade_file(puzzle, path, seed=0, timeout=30.0, first_failure=False) -> grading.PuzzleResult:
+def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=False) -> grading.PuzzleResult:
     """Grade the launcher in `path` in this process, exactly as `--file` loads it."""
     puzzle = registry.find(puzzle)
     launcher = loader.load_launcher(puzzle, file=str(path))
     return grading.grade(puzzle, launcher, seed, "cpu", str(path), "interpreter", timeout, first_failure)
 
 
-def grade_text(puzzle, text, tmp_path, seed=0, timeout=30.0, first_failure=True) -> grading.PuzzleResult:
+def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=True) -> grading.PuzzleResult:
     """Grade source text as a submission; by default only up to its first failing case."""
     path = tmp_path / f"{registry.find(puzzle).module}_under_test.py"
     path.write_text(text)

@@ -11,13 +11,14 @@ import warnings
 import pytest
 import torch
 
-from grader import bench, graphs, loader, registry, specs
+from grader import bench, bench_settings, graphs, loader, registry, specs
 from grader.cases import Case, make_inputs, reference
 
 pytestmark = pytest.mark.puzzle13
 
 SPARSE = registry.find(13)
-CSR = next(b for name, b in SPARSE.bench.baselines.items() if "CSR" in name)
+SPARSE_BENCH = bench_settings.BENCHES[SPARSE.slug]
+CSR = next(b for name, b in SPARSE_BENCH.baselines.items() if "CSR" in name)
 
 
 def _inputs(build, d=64, fill=None):
@@ -67,10 +68,10 @@ def test_csr_kernel_leaves_rows_with_no_neighbour_at_zero():
 @pytest.mark.parametrize("build, d", GRAPHS[:3])
 def test_unfused_pytorch_matches_the_spec(build, d):
     inputs = _inputs(build, d)
-    unfused = registry._unfused_attention(**registry._bsb_edges_kept(inputs))
+    unfused = bench_settings.unfused_attention(**bench_settings.bsb_edges_kept(inputs))
     expected = reference(specs.sparse_attention, inputs)[0]
     assert unfused.dtype == torch.float32
-    assert bench._close(unfused, expected.float(), SPARSE.bench.close)
+    assert bench._close(unfused, expected.float(), SPARSE_BENCH.close)
     assert torch.allclose(unfused.double(), expected, rtol=1e-2, atol=1e-2)  # float16 products
 
 
@@ -91,10 +92,10 @@ def test_flex_attention_mask_reads_the_adjacency_the_right_way_round():
 
 def test_close_compares_a_float16_result_in_the_references_dtype():
     expected = torch.rand(50, 8) + 0.5
-    assert bench._close(expected.half(), expected, registry.HALF_CLOSE)
+    assert bench._close(expected.half(), expected, bench_settings.HALF_CLOSE)
     assert not bench._close(expected.half(), expected, (1e-5, 1e-7))
-    assert not bench._close(expected * 1.1, expected, registry.HALF_CLOSE)
-    assert not bench._close(torch.full_like(expected, torch.nan), expected, registry.HALF_CLOSE)
+    assert not bench._close(expected * 1.1, expected, bench_settings.HALF_CLOSE)
+    assert not bench._close(torch.full_like(expected, torch.nan), expected, bench_settings.HALF_CLOSE)
 
 
 # -- Markdown -----------------------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_ben
     size = Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40))
     launcher = loader.load_launcher(SPARSE, "solutions")
     rows = cpu_bench.bench_size(SPARSE, launcher, size, 4e12, 2e12, use_compile=True)
-    csr, unfused, flex = SPARSE.bench.baselines
+    csr, unfused, flex = SPARSE_BENCH.baselines
     # The spec is not compiled (compile_spec=False), nor are the CSR kernel and FlexAttention (compile=False).
     assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", csr, unfused,
                                          f"{unfused}, torch.compile", flex]
@@ -187,9 +188,9 @@ def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_ben
 
 def test_bench_size_of_puzzle_11_reports_tflops(cpu_bench):
     matmul = registry.find(11)
-    puzzle = dataclasses.replace(matmul, bench=dataclasses.replace(matmul.bench, blocks=(dict(BM=32, BN=32, BK=16),)))
-    rows = cpu_bench.bench_size(puzzle, loader.load_launcher(matmul, "solutions"), dict(M=40, K=24, N=32), 4e12, 2e12,
-                                use_compile=False, flop_rate=1e12)
+    settings = dataclasses.replace(bench_settings.BENCHES[matmul.slug], blocks=(dict(BM=32, BN=32, BK=16),))
+    rows = cpu_bench.bench_size(matmul, loader.load_launcher(matmul, "solutions"), dict(M=40, K=24, N=32), 4e12, 2e12,
+                                use_compile=False, flop_rate=1e12, settings=settings)
     assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", "torch.matmul (float16)"]
     flops = 2 * 40 * 24 * 32
     assert rows[0]["tflops"] == pytest.approx(flops / 1e-6 / 1e12) and rows[0]["correct"] and rows[2]["correct"]
@@ -200,10 +201,11 @@ def test_a_baseline_that_raises_is_reported_not_fatal(cpu_bench):
     def broken(**kwargs):
         raise RuntimeError("index out of range\nmore text")
 
-    puzzle = dataclasses.replace(SPARSE, bench=dataclasses.replace(
-        SPARSE.bench, baselines={"broken": registry.Baseline(registry._bsb_edges_kept, broken, compile=False)}))
-    rows = cpu_bench.bench_size(puzzle, loader.load_launcher(SPARSE, "solutions"),
-                                Case("empty", dict(D=16), graph=lambda g: graphs.empty(20)), 4e12, 2e12, False)
+    settings = dataclasses.replace(SPARSE_BENCH, baselines={
+        "broken": bench_settings.Baseline(bench_settings.bsb_edges_kept, broken, compile=False)})
+    rows = cpu_bench.bench_size(SPARSE, loader.load_launcher(SPARSE, "solutions"),
+                                Case("empty", dict(D=16), graph=lambda g: graphs.empty(20)), 4e12, 2e12, False,
+                                settings=settings)
     assert rows[-1]["impl"] == "broken" and rows[-1]["us"] is None
     assert rows[-1]["note"] == "failed: RuntimeError: index out of range"
 

@@ -87,5 +87,5 @@ def test_hint_for_rows_off_by_a_factor():
 
 def test_a_failing_puzzle_hint_is_skipped_not_raised():
     expected = torch.randn(4, dtype=torch.float64)
-    broken = ((lambda inputs, yours, blocks: inputs["missing"], "never shown"),)
+    broken = (checker.Hint("broken", lambda inputs, yours, blocks: inputs["missing"], "never shown"),)
     assert _hint(expected + 1, expected, {"B0": 2}, broken) != "never shown"

@@ -10,7 +10,8 @@ from collections import Counter
 import pytest
 import torch
 
-from grader import graphs, registry, specs
+from grader import graphs, specs
+from grader.chapters import sparse_graphs, tensor_cores
 
 
 def _gen(seed: int = 0) -> torch.Generator:
@@ -53,7 +54,7 @@ FAMILIES = [
     pytest.param(lambda g: graphs.empty(0), id="empty-no-nodes"),
 ]
 # ... and the graphs the chapter-3 puzzles are actually graded on.
-GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in registry.GRAPHS]
+GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in sparse_graphs.GRAPHS]
 
 
 # -- the formats and the converters -------------------------------------------------------------------
@@ -531,7 +532,7 @@ def test_a_duplicate_edge_counts_twice():
 
 # -- chapter 4: the BSB format -----------------------------------------------------------------------------
 
-SPARSE_GRAPHS = [pytest.param(case.graph, id=f"p13:{case.name}") for case in registry.SPARSE_ATTENTION_CASES]
+SPARSE_GRAPHS = [pytest.param(case.graph, id=f"p13:{case.name}") for case in tensor_cores.SPARSE_ATTENTION_CASES]
 
 
 def _csr_pairs(row_ptr: list[int], col_idx: list[int]) -> set[tuple[int, int]]:
