@@ -1,9 +1,11 @@
 """Shared helpers for the grader's own tests."""
 
+import ast
 import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,52 @@ def run_cli(*args, interpret=True, timeout=600, results=None):
         environment["TRITON_INTERPRET"] = "1"
     return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
                           env=environment, timeout=timeout)
+
+
+def report(result) -> str:
+    """Every case of a result in a line, for an assertion's message."""
+    return "\n".join(f"{c.name}: {c.reason}: {c.message} | hint: {c.hint}" for c in result.cases)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One classic mistake, as a text replacement on a reference solution's code; the reason the grader must give,
+    and a clue that must appear in the default report (the first failing case's message or hint)."""
+    puzzle: int
+    mistake: str
+    old: str
+    new: str
+    reason: str  # the reason the grader must give
+    clue: str  # text that must appear in the message or the hint
+    count: int = 1  # how many occurrences of `old` to replace (-1: all)
+    also: tuple[tuple[str, str], ...] = ()  # further (old, new) edits the same mistake needs
+
+    def apply(self, text: str) -> str:
+        """Edit the code only, never the docstring (whose hints quote the same lines). Fails loudly if the
+        mutation no longer applies, rather than test nothing."""
+        lines = text.splitlines(keepends=True)
+        split = ast.parse(text).body[0].end_lineno
+        docstring, code = "".join(lines[:split]), "".join(lines[split:])
+        for old, new, count in ((self.old, self.new, self.count), *((o, n, 1) for o, n in self.also)):
+            found = code.count(old)
+            assert found and (count == -1 or found >= count), \
+                f"mutation {self.mistake!r} no longer applies to puzzle {self.puzzle}'s solution"
+            code = code.replace(old, new, count)
+        return docstring + code
+
+    def param(self):
+        """This mutation as a pytest parameter, with its puzzle's marker and a readable id."""
+        return pytest.param(self, marks=getattr(pytest.mark, f"puzzle{self.puzzle}"),
+                            id=f"p{self.puzzle}-{self.mistake}")
+
+
+def rejected_case(mutation: Mutation, tmp_path):
+    """Grade the mutated solution up to its first failure; assert it failed for the mutation's reason with its clue
+    in the default report, and return (the result, that case)."""
+    puzzle = registry.find(mutation.puzzle)
+    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
+    assert result.status == "failed", report(result)
+    case = failed_case(result)
+    assert case.reason == mutation.reason, report(result)
+    assert mutation.clue in f"{case.message}\n{case.hint or ''}", report(result)
+    return result, case

@@ -5,7 +5,15 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+from helpers import (
+    KERNELS,
+    failed_case,
+    grade_file,
+    grade_text,
+    report,
+    requires_interpreter,
+    solution_text,
+)
 
 from grader import instrument, registry
 from grader.budgets import Loads, Reads
@@ -13,14 +21,10 @@ from grader.budgets import Loads, Reads
 pytestmark = requires_interpreter
 
 
-def _report(result) -> str:
-    return "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
-
-
 def _budget_failure(result, clue: str):
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
-    assert clue in case.message, _report(result)
+    assert case.reason == "budget", report(result)
+    assert clue in case.message, report(result)
     return case
 
 

@@ -8,8 +8,17 @@ is test_solutions.py's job; the check runs there too.
 import pytest
 import triton
 import triton.language as tl
-from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
-from test_wrong_kernels import Mutation
+from helpers import (
+    KERNELS,
+    Mutation,
+    failed_case,
+    grade_file,
+    grade_text,
+    rejected_case,
+    report,
+    requires_interpreter,
+    solution_text,
+)
 
 from grader import gpu_compile, instrument, registry
 
@@ -43,23 +52,14 @@ REFUSED_BY_THE_INTERPRETER = [
 ]
 
 
-def _report(result) -> str:
-    return "\n".join(f"{c.name}: {c.reason}: {c.message} | hint: {c.hint}" for c in result.cases)
-
-
-@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
-                                                   id=f"p{m.puzzle}-{m.mistake}") for m in TRAPS])
+@pytest.mark.parametrize("mutation", [m.param() for m in TRAPS])
 def test_interpreter_only_kernel_fails_the_gpu_compile_check(mutation, tmp_path):
-    puzzle = registry.find(mutation.puzzle)
-    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
-    case = failed_case(result)
-    assert case.reason == mutation.reason, _report(result)
-    assert mutation.clue in case.message, _report(result)
-    assert f"{puzzle.module}_under_test.py:" in case.message, "the message names the learner's line"
+    _, case = rejected_case(mutation, tmp_path)
+    module = registry.find(mutation.puzzle).module
+    assert f"{module}_under_test.py:" in case.message, "the message names the learner's line"
 
 
-@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
-                                                   id=f"p{m.puzzle}-{m.mistake}") for m in REFUSED_BY_THE_INTERPRETER])
+@pytest.mark.parametrize("mutation", [m.param() for m in REFUSED_BY_THE_INTERPRETER])
 def test_trap_the_interpreter_refuses_fails_before_the_compile(mutation, tmp_path):
     test_interpreter_only_kernel_fails_the_gpu_compile_check(mutation, tmp_path)
 
@@ -72,8 +72,8 @@ def test_trap_the_interpreter_refuses_fails_before_the_compile(mutation, tmp_pat
 def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue):
     result = grade_file(puzzle, KERNELS / "wrong" / name, first_failure=True)
     case = failed_case(result)
-    assert case.reason == "gpu_compile", _report(result)
-    assert clue in case.message and f"{name}:" in case.message, _report(result)
+    assert case.reason == "gpu_compile", report(result)
+    assert clue in case.message and f"{name}:" in case.message, report(result)
 
 
 @pytest.mark.parametrize("puzzle, name", [
@@ -82,7 +82,7 @@ def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue):
 ])
 def test_correct_alternative_compiles(puzzle, name):
     result = grade_file(puzzle, KERNELS / "right" / name)
-    assert result.status == "passed", _report(result)
+    assert result.status == "passed", report(result)
 
 
 @pytest.mark.puzzle5
@@ -92,15 +92,15 @@ def test_a_module_level_constexpr_global_compiles(tmp_path):
                     also=(("import triton.language as tl\n",
                            "import triton.language as tl\n\nLOG2E = tl.constexpr(1.4426950408889634)\n"),))
     result = grade_text(5, edit.apply(solution_text(registry.find(5))), tmp_path, first_failure=False)
-    assert result.status == "passed", _report(result)
+    assert result.status == "passed", report(result)
 
 
 @pytest.mark.puzzle11
 def test_a_dot_whose_result_is_never_used_does_not_count():
     result = grade_file(11, KERNELS / "wrong" / "p11_dead_dot.py", first_failure=True)
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
-    assert "tl.dot did 0% of the multiply-adds" in case.message, _report(result)
+    assert case.reason == "budget", report(result)
+    assert "tl.dot did 0% of the multiply-adds" in case.message, report(result)
     assert "The tl.dot at p11_dead_dot.py:25 is not in the compiled kernel: its result is never used" in case.message
 
 
@@ -183,8 +183,8 @@ def test_dots_of_zero_blocks_do_no_tensor_core_work():
     kernel but multiplies nothing: its work does not count."""
     result = grade_file(11, KERNELS / "cheating" / "p11_dots_of_zeros.py", first_failure=True)
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
-    assert "tl.dot did 0% of the multiply-adds" in case.message, _report(result)
+    assert case.reason == "budget", report(result)
+    assert "tl.dot did 0% of the multiply-adds" in case.message, report(result)
 
 
 def test_a_kernel_that_reads_a_module_no_gpu_kernel_can_use_fails():

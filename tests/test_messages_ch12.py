@@ -4,10 +4,7 @@ case's message and hint) names the fix.
 """
 
 import pytest
-from helpers import failed_case, grade_text, requires_interpreter, solution_text
-from test_wrong_kernels import Mutation
-
-from grader import registry
+from helpers import Mutation, rejected_case, requires_interpreter
 
 pytestmark = requires_interpreter
 
@@ -39,10 +36,6 @@ MUTATIONS = [
 ]
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: f"p{m.puzzle}-{m.mistake}")
+@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
 def test_the_report_names_the_fix(mutation, tmp_path):
-    puzzle = registry.find(mutation.puzzle)
-    case = failed_case(grade_text(puzzle.number, mutation.apply(solution_text(puzzle)), tmp_path))
-    said = case.message + "\n" + (case.hint or "")
-    assert case.reason == mutation.reason, said
-    assert mutation.clue in said, said
+    rejected_case(mutation, tmp_path)

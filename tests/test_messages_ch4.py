@@ -8,10 +8,7 @@ for it, the test also names that case: every case before it passed the mistaken 
 from dataclasses import dataclass
 
 import pytest
-from helpers import failed_case, grade_text, requires_interpreter, solution_text
-from test_wrong_kernels import Mutation
-
-from grader import registry
+from helpers import Mutation, rejected_case, report, requires_interpreter
 
 pytestmark = requires_interpreter
 
@@ -91,17 +88,7 @@ MUTATIONS = [
 ]
 
 
-def _report(result) -> str:
-    return "\n".join(f"{c.name}: {c.reason}: {c.message} | hint: {c.hint}" for c in result.cases)
-
-
-@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
-                                                   id=f"p{m.puzzle}-{m.mistake}") for m in MUTATIONS])
+@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
 def test_mistake_is_rejected_with_its_fix_named(mutation, tmp_path):
-    puzzle = registry.find(mutation.puzzle)
-    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
-    assert result.status == "failed", _report(result)
-    case = failed_case(result)
-    assert case.reason == mutation.reason, _report(result)
-    assert mutation.clue in f"{case.message}\n{case.hint or ''}", _report(result)
-    assert not mutation.case or case.name == mutation.case, _report(result)
+    result, case = rejected_case(mutation, tmp_path)
+    assert not mutation.case or case.name == mutation.case, report(result)

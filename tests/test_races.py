@@ -6,21 +6,25 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+from helpers import (
+    KERNELS,
+    failed_case,
+    grade_file,
+    grade_text,
+    report,
+    requires_interpreter,
+    solution_text,
+)
 
 from grader import instrument, registry
 
 pytestmark = requires_interpreter
 
 
-def _report(result) -> str:
-    return "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
-
-
 def _race(result):
     case = failed_case(result)
-    assert case.reason == "race", _report(result)
-    assert "use tl.atomic_add" in case.message, _report(result)
+    assert case.reason == "race", report(result)
+    assert "use tl.atomic_add" in case.message, report(result)
     return case
 
 

@@ -6,39 +6,22 @@ the test fails loudly instead of silently testing nothing. Kernels that are not 
 solution live in tests/kernels/wrong/.
 """
 
-import ast
-from dataclasses import dataclass
-
 import pytest
-from helpers import KERNELS, failed_case, grade_file, grade_text, requires_interpreter, solution_text
+from helpers import (
+    KERNELS,
+    Mutation,
+    failed_case,
+    grade_file,
+    grade_text,
+    rejected_case,
+    report,
+    requires_interpreter,
+    solution_text,
+)
 
 from grader import registry
 
 pytestmark = requires_interpreter
-
-
-@dataclass(frozen=True)
-class Mutation:
-    puzzle: int
-    mistake: str
-    old: str
-    new: str
-    reason: str  # the reason the grader must give
-    clue: str  # text that must appear in the message or the hint
-    count: int = 1  # how many occurrences of `old` to replace (-1: all)
-    also: tuple[tuple[str, str], ...] = ()  # further (old, new) edits the same mistake needs
-
-    def apply(self, text: str) -> str:
-        """Edit the code only, never the docstring (whose hints quote the same lines)."""
-        lines = text.splitlines(keepends=True)
-        split = ast.parse(text).body[0].end_lineno
-        docstring, code = "".join(lines[:split]), "".join(lines[split:])
-        for old, new, count in ((self.old, self.new, self.count), *((o, n, 1) for o, n in self.also)):
-            found = code.count(old)
-            assert found and (count == -1 or found >= count), \
-                f"mutation {self.mistake!r} no longer applies to puzzle {self.puzzle}'s solution"
-            code = code.replace(old, new, count)
-        return docstring + code
 
 
 MUTATIONS = [
@@ -204,19 +187,9 @@ MUTATIONS = [
 ]
 
 
-def _report(result) -> str:
-    return "\n".join(f"{c.name}: {c.reason}: {c.message} | hint: {c.hint}" for c in result.cases)
-
-
-@pytest.mark.parametrize("mutation", [pytest.param(m, marks=getattr(pytest.mark, f"puzzle{m.puzzle}"),
-                                                   id=f"p{m.puzzle}-{m.mistake}") for m in MUTATIONS])
+@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
 def test_mutated_solution_is_rejected_for_the_right_reason(mutation, tmp_path):
-    puzzle = registry.find(mutation.puzzle)
-    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
-    assert result.status == "failed", _report(result)
-    case = failed_case(result)
-    assert case.reason == mutation.reason, _report(result)
-    assert mutation.clue in f"{case.message}\n{case.hint or ''}", _report(result)
+    rejected_case(mutation, tmp_path)
 
 
 @pytest.mark.puzzle5
@@ -224,7 +197,7 @@ def test_three_loop_kernel_exceeds_puzzle_5_budget(tmp_path):
     text = solution_text(registry.find(4)) + "\n\nsoftmax_online = softmax_three_loop\n"
     result = grade_text(5, text, tmp_path)
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
+    assert case.reason == "budget", report(result)
     assert "x read 3.00x" in case.message and "budget is 2x" in case.message
 
 
@@ -234,7 +207,7 @@ def test_a_coo_scan_exceeds_the_csc_index_budget():
     hour here, so that a busy machine cannot turn the verdict into a timeout)."""
     result = grade_file(8, KERNELS / "wrong" / "p08_coo_scan.py", timeout=3600, first_failure=True)
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
+    assert case.reason == "budget", report(result)
     assert "elements of col_ptr, edge_id loaded" in case.message and "the budget is E + 3*N" in case.message
     assert "stopped as soon as it went over budget" in case.message
 
@@ -243,7 +216,7 @@ def test_a_coo_scan_exceeds_the_csc_index_budget():
 def test_two_pass_attention_exceeds_the_one_pass_budget():
     result = grade_file(6, KERNELS / "wrong" / "p06_two_pass.py", first_failure=True)
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
+    assert case.reason == "budget", report(result)
     assert "k read 2.00x per program" in case.message
 
 
@@ -255,15 +228,15 @@ def test_products_on_cuda_cores_fail_the_tensor_core_budget(puzzle, name, work):
     """Right values from broadcast multiplies and tl.sum, but no tl.dot: nothing runs on tensor cores."""
     result = grade_file(puzzle, KERNELS / "wrong" / name, first_failure=True)
     case = failed_case(result)
-    assert case.reason == "budget", _report(result)
-    assert f"tl.dot did 0% of the multiply-adds ({work}, in 0 calls)" in case.message, _report(result)
+    assert case.reason == "budget", report(result)
+    assert f"tl.dot did 0% of the multiply-adds ({work}, in 0 calls)" in case.message, report(result)
 
 
 @pytest.mark.puzzle3
 def test_never_ending_loop_is_stopped_and_reported():
     result = grade_file(3, KERNELS / "wrong" / "p03_never_ends.py", timeout=2.0)
     case = failed_case(result)
-    assert case.reason == "timeout", _report(result)
+    assert case.reason == "timeout", report(result)
     assert "stopped after 2 s" in case.message
     assert "it was running p03_never_ends.py:" in case.message
     assert all(c.reason == "skipped" for c in result.cases[1:])
