@@ -125,9 +125,11 @@ def kill_descendants(spare: set[int]) -> None:
 # -- the grader's own files ---------------------------------------------------------------------------------
 
 def snapshot_grader() -> dict[str, bytes]:
-    """Every file of the grader package (relative path -> bytes), compiled caches included."""
+    """Every file of the grader package (relative path -> bytes), compiled caches included, and the files at the
+    top of the repository, which is on the worker's PYTHONPATH (a sitecustomize.py there would run in every
+    later grading)."""
     files = {}
-    for path in (ROOT / "grader").rglob("*"):
+    for path in [*(ROOT / "grader").rglob("*"), *ROOT.glob("*")]:
         if path.is_file():
             try:
                 files[str(path.relative_to(ROOT))] = path.read_bytes()
