@@ -124,6 +124,17 @@ class Launch:
     def name(self) -> str:
         return getattr(self.fn, "__name__", "kernel")
 
+    @classmethod
+    def of(cls, fn, arg_names, args, kwargs, grid, compiled=None) -> Launch:
+        """A launch as triton's run() receives it: positional and keyword arguments bound by name, defaults not
+        given filled in, and the keywords that are no parameter kept as options."""
+        bound = dict(zip(arg_names, args))
+        bound.update({k: v for k, v in kwargs.items() if k in arg_names})
+        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
+                    if p.name not in bound and p.default is not inspect.Parameter.empty}
+        options = {k: v for k, v in kwargs.items() if k not in arg_names}
+        return cls(fn, {**defaults, **bound}, options, grid, compiled)
+
 
 @dataclass
 class Violation:
@@ -247,13 +258,9 @@ class Recorder:
         return None
 
     def _launch(self, fn, arg_names, args, kwargs, grid):
-        bound = dict(zip(arg_names, args))
-        bound.update({k: v for k, v in kwargs.items() if k in arg_names})
-        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
-                    if p.name not in bound and p.default is not inspect.Parameter.empty}
-        options = {k: v for k, v in kwargs.items() if k not in arg_names}
-        self.launches.append(Launch(fn, {**defaults, **bound}, options, grid))
-        for name, value in bound.items():
+        launch = Launch.of(fn, arg_names, args, kwargs, grid)
+        self.launches.append(launch)
+        for name, value in launch.bound.items():  # defaults are never tensors
             base = getattr(value, "base", None) if type(value).__name__ == "TensorDescriptor" else value
             if hasattr(base, "data_ptr") and hasattr(base, "numel"):
                 region = self._region_for_tensor(name.removesuffix("_ptr"), base)  # a tensor the grader did not name

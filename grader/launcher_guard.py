@@ -144,15 +144,6 @@ class _RefuseExports(TorchFunctionMode):
 
 # -- launches on a GPU -----------------------------------------------------------------------------
 
-def bound_arguments(fn, arg_names, args, kwargs) -> dict:
-    """Every parameter of a kernel launch by name: positional, keyword, and defaults not given."""
-    bound = dict(zip(arg_names, args))
-    bound.update({k: v for k, v in kwargs.items() if k in arg_names})
-    defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
-                if p.name not in bound and p.default is not inspect.Parameter.empty}
-    return {**defaults, **bound}
-
-
 @contextlib.contextmanager
 def _recording_native_launches(watch: _Watch):
     """Record each compiled kernel's launch (JITFunction.run, stable from 3.6 to 3.9) for the block check."""
@@ -163,9 +154,7 @@ def _recording_native_launches(watch: _Watch):
     def run(self, *args, grid, warmup, **kwargs):
         compiled = launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         if not warmup:
-            watch.launches.append(instrument.Launch(self.fn, bound_arguments(self.fn, self.arg_names, args, kwargs),
-                                                    {k: v for k, v in kwargs.items() if k not in self.arg_names},
-                                                    grid, compiled))
+            watch.launches.append(instrument.Launch.of(self.fn, self.arg_names, args, kwargs, grid, compiled))
         return compiled
 
     JITFunction.run = run

@@ -132,8 +132,7 @@ def renamed_kernel(q_ptr, N, T, HEAD_DIM: tl.constexpr, BLOCK_Q: tl.constexpr, B
 
 def _launch(kernel, **constexprs) -> instrument.Launch:
     names = list(inspect.signature(kernel).parameters)
-    return instrument.Launch(kernel, launcher_guard.bound_arguments(kernel, names, (None, 100, 300), constexprs),
-                             {}, (1,))
+    return instrument.Launch.of(kernel, names, (None, 100, 300), constexprs, (1,))
 
 
 ATTENTION = registry.find(12)
