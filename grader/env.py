@@ -83,6 +83,27 @@ def choose_mode(force_interpret: bool = False) -> Mode:
     return Mode(True, "interpreter mode (no GPU found): kernels run on the CPU through TRITON_INTERPRET=1")
 
 
+_CAPABILITY: list = []  # the GPU's compute capability, once asked
+
+
+def gpu_capability() -> tuple[int, int] | None:
+    """The compute capability of the GPU that native mode uses ((9, 0) for an H200), or None without one.
+    Call it only after choose_mode: it imports torch."""
+    if not _CAPABILITY:
+        import torch
+        _CAPABILITY.append(tuple(torch.cuda.get_device_capability()) if torch.cuda.is_available() else None)
+    return _CAPABILITY[0]
+
+
+def gpu_label() -> str:
+    """'NVIDIA H200 (sm_90)', for messages; '' without a GPU."""
+    capability = gpu_capability()
+    if capability is None:
+        return ""
+    import torch
+    return f"{torch.cuda.get_device_name()} (sm_{capability[0]}{capability[1]})"
+
+
 def missing_packages() -> list[str]:
     """One line per package the grader needs that is not installed (in this Python), with the fix."""
     missing = [name for name, version in versions().items() if version is None]

@@ -14,7 +14,7 @@ both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
    `max(B0, 16)` or `if B0 > 16 and B1 > 16` pass. `and` / `or` / `not` that form the whole condition of an `if`,
    `while`, `assert` or `x if c else y` also pass: the GPU needs a scalar there, and on scalars both agree.
    Every solution and every kernel under tests/kernels/right passes this rule.
-2. A compile for sm_90 (and sm_80 for chapters 1-3, ``Puzzle.gpu_archs``) with the signature and constexprs of the
+2. A compile for sm_90 and sm_80 (``Puzzle.gpu_archs``) with the signature and constexprs of the
    launch, through ``triton.compile``, stopped after TTGIR (triton's stage hook replaces the LLVM stages): every
    trap above fails in the front end or in TTIR / TTGIR passes (so does triton 3.6's OptimizeThreadLocality
    assertion), while LLIR, PTX and ptxas took 70% of the compile time. It runs in a helper process

@@ -29,9 +29,10 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import torch
 
-from . import budgets, checker, gpu_compile, instrument, launcher_guard, safe_output, transfer
+from . import budgets, checker, env, gpu_compile, instrument, launcher_guard, safe_output, transfer
 from .cases import Case, as_list, make_inputs, reference, spec_args, spec_outputs
 from .env import DEFAULT_TIMEOUT
+from .puzzle import BF16_CAPABILITY
 from .registry import Puzzle
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
@@ -292,11 +293,14 @@ def _check_outputs(puzzle: Puzzle, returned: list[transfer.Returned], expected: 
     return None
 
 
-def skip_reason(case: Case, device: str) -> str | None:
+def skip_reason(case: Case, device: str, number: int) -> str | None:
     """Why this case is not run in this mode, or None. The judge asks it for itself: a worker cannot skip."""
     if device == "cpu" and case.half == torch.bfloat16 and not instrument.status()[0]:
         return ("not run: triton's interpreter multiplies bfloat16 blocks wrongly in tl.dot, and the grader's fix "
                 "needs its hook (see the notice above); a GPU grades this case")
+    if device == "cuda" and case.half == torch.bfloat16 and env.gpu_capability() < BF16_CAPABILITY:
+        return (f"not run: bfloat16 tensor-core dots need a GPU of sm_80 or newer, and this one is {env.gpu_label()}. "
+                f"`python -m grader {number}` grades the puzzle in the interpreter instead")
     return None
 
 
@@ -307,7 +311,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
     a race or a budget, read from the access record kept here, is a failing Outcome the judge reports in turn.
     The expected values are never computed here: ``judge`` does that, in the grader's own process."""
-    if skip_reason(case, device):
+    if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
     inputs, dims = make_inputs(puzzle.spec, case, seed)
@@ -423,7 +427,7 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
     (in this order) the worker's early failure, the outputs' kind, that every element was written, the values,
     and that the inputs were left alone; then report the budget the worker found exceeded, if any.
     Raises transfer.Malformed for a case skipped there only."""
-    skip = skip_reason(case, device)
+    skip = skip_reason(case, device, puzzle.number)
     if skip is not None:
         return result_for(case, "skipped", skip)
     early = execution.early

@@ -9,8 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
+
 from .cases import Case
 from .checker import Hint, Tolerance
+
+# The oldest GPU (compute capability) with tensor-core bfloat16: sm_80, the A100. Below it, ptxas refuses bf16.
+BF16_CAPABILITY = (8, 0)
+# The oldest with TMA, the copy engine tensor descriptors use: sm_90, the H100. Below it, triton's compiler turns
+# descriptor loads and stores into ordinary ones (RewriteTensorDescriptorToPointer), so they work, without TMA.
+TMA_CAPABILITY = (9, 0)
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,8 @@ class Puzzle:
     lesson_blocks: tuple[str, ...] = ()
     # aten ops ("aten.clone") the launcher may call besides allocations and views (launcher_guard).
     launcher_ops: tuple[str, ...] = ()
+    # Whether the lesson is tensor descriptors, which use TMA on sm_90 and become ordinary loads below it.
+    descriptors: bool = False
 
     @property
     def tolerances(self) -> tuple[Tolerance, ...]:
@@ -44,6 +54,21 @@ class Puzzle:
 
     @property
     def gpu_archs(self) -> tuple[int, ...]:
-        """CUDA compute capabilities its kernels must compile for (grader.gpu_compile): the H200's sm_90, and for
-        chapters 1-3, which learners also run natively on an A100 or Colab, sm_80."""
-        return (90,) if self.notebook == "04_tensor_cores" else (90, 80)
+        """CUDA compute capabilities its kernels must compile for (grader.gpu_compile): the H200's sm_90, and
+        sm_80, the A100 that learners also run natively (Colab's, or a cluster's): its report says "Solved" there too."""
+        return (90, 80)
+
+    def unsupported_on(self, capability: tuple[int, int]) -> str | None:
+        """Why a GPU of this compute capability cannot grade this puzzle natively, or None when it can."""
+        if capability < BF16_CAPABILITY and any(case.half == torch.bfloat16 for case in self.cases):
+            return (f"its bfloat16 cases need tensor-core bfloat16, which GPUs have from compute capability "
+                    f"{BF16_CAPABILITY[0]}.{BF16_CAPABILITY[1]} (sm_80, the A100) on")
+        return None
+
+    def gpu_notes(self, capability: tuple[int, int]) -> list[str]:
+        """What differs for this puzzle on a GPU of this compute capability, though it grades natively there."""
+        if self.descriptors and capability < TMA_CAPABILITY:
+            return [f"this GPU (sm_{capability[0]}{capability[1]}) has no TMA, which needs sm_90: triton turns your "
+                    "tensor descriptors into ordinary loads and stores. They are graded all the same; the speed "
+                    "TMA brings is an H100/H200 lesson"]
+        return []

@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import registry, transfer
+from . import env, registry, transfer
 from .grading import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, result_for
 from .loader import ROOT, shown, source_path, vet_submission
 from .safe_output import clean_text
@@ -429,15 +429,34 @@ class _Grading:
 
 
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                   timeout: float, mode: str, grace: float = GRACE) -> list[PuzzleResult]:
-    """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here."""
+                   timeout: float, mode: str, grace: float = GRACE,
+                   capability: tuple[int, int] | None = None) -> list[PuzzleResult]:
+    """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
+    Natively, a puzzle this GPU cannot run (``Puzzle.unsupported_on``; capability: the GPU's, found when None)
+    is graded in the interpreter instead, and its report says why."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     refusal = vet_submission(file) if file is not None else None
-    grading = _Grading(puzzles, impl, file, seed, interpret, timeout, grace)
-    if refusal is not None:
+    notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
+    modes = {p.number: mode for p in puzzles}
+    if not interpret:
+        capability = capability or env.gpu_capability()
+        gpu = env.gpu_label() or f"sm_{capability[0]}{capability[1]}"
         for puzzle in puzzles:
-            grading.results[puzzle.number] = [CaseResult("import", False, "error", refusal)]
-        grading.pending.clear()
+            why = puzzle.unsupported_on(capability)
+            if why is not None:
+                modes[puzzle.number] = "interpreter"
+                notices[puzzle.number].append(f"graded in the interpreter, on the CPU: this GPU, {gpu}, cannot "
+                                              f"run puzzle {puzzle.number} natively, as {why}")
+            else:
+                notices[puzzle.number] += puzzle.gpu_notes(capability)
+    # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
+    gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter], impl, file,
+                         seed, in_interpreter, timeout, grace)
+                for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
+    if refusal is not None:
+        for grading in gradings:
+            grading.results = {number: [CaseResult("import", False, "error", refusal)] for number in grading.results}
+            grading.pending.clear()
     become_subreaper()
     spare = descendants()
     # A --file submission is untrusted: the grader's files are put back as they were, and a change voids the grade.
@@ -445,16 +464,19 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     grader_files = snapshot_grader() if file is not None else None
     tampered = []
     try:
-        while grading.pending:
-            grading.run_worker(spare)
+        for grading in gradings:
+            while grading.pending:
+                grading.run_worker(spare)
     finally:
         kill_descendants(spare)
         if grader_files is not None:
             tampered = restore_grader(grader_files)
+    results = {number: cases for grading in gradings for number, cases in grading.results.items()}
     if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
         for puzzle in puzzles:
-            grading.results[puzzle.number].append(CaseResult(
+            results[puzzle.number].append(CaseResult(
                 "grader files", False, "error", f"the submission changed the grader's own files "
                 f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
-    return [assemble(p, grading.results[p.number], seed, mode, shown(source_path(p, impl, file)),
-                     grading.notices[p.number]) for p in puzzles]
+    worker_notices = {number: found for grading in gradings for number, found in grading.notices.items()}
+    return [assemble(p, results[p.number], seed, modes[p.number], shown(source_path(p, impl, file)),
+                     notices[p.number] + worker_notices[p.number]) for p in puzzles]

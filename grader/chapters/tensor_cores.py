@@ -79,7 +79,7 @@ MATMUL = Puzzle(
     hints=MATMUL_HINTS,
     budgets=(Dots("M*N*K", lesson="Multiply the blocks with tl.dot, so the tensor cores do the work."),
              Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
-    outputs=("c",))
+    outputs=("c",), descriptors=True)
 
 # -- hints puzzles 12 and 13 share ------------------------------------------------------------------------------
 
