@@ -55,7 +55,7 @@ class Puzzle:
     @property
     def gpu_archs(self) -> tuple[int, ...]:
         """CUDA compute capabilities its kernels must compile for (grader.gpu_compile): the H200's sm_90, and
-        sm_80, the A100 that learners also run natively (Colab's, or a cluster's): its report says "Solved" there too."""
+        sm_80, the A100 that learners also run natively: "Solved" must hold there too."""
         return (90, 80)
 
     def unsupported_on(self, capability: tuple[int, int]) -> str | None:
