@@ -305,12 +305,13 @@ def skip_reason(case: Case, device: str, number: int) -> str | None:
 
 
 def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
-            timeout: float | None = DEFAULT_TIMEOUT) -> transfer.Execution:
+            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None) -> transfer.Execution:
     """The worker's half of a case: build the inputs, call the launcher under the interpreter hook and a time
     limit, and collect what it returned and what its kernels did, as plain data (``transfer``). What goes wrong
     on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
     a race or a budget, read from the access record kept here, is a failing Outcome the judge reports in turn.
-    The expected values are never computed here: ``judge`` does that, in the grader's own process."""
+    The expected values are never computed here: ``judge`` does that, in the grader's own process.
+    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.memory_map)."""
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
@@ -324,7 +325,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder),
                                   seconds=time.perf_counter() - started)
 
-    with instrument.recording() as recorder:
+    with instrument.recording(maps=keep is not None) as recorder:
+        if keep is not None and recorder is not None:
+            keep.append(recorder)
         if recorder is not None:
             for name, value in on_device.items():
                 if isinstance(value, torch.Tensor):

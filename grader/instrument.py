@@ -91,6 +91,7 @@ class Region:
     stores: int = 0  # distinct elements per store, summed over stores
     atomics: int = 0  # atomic lanes (each one updates)
     written: np.ndarray = None  # one flag per element: stored to (or atomically updated) at least once
+    map: RegionMap | None = None  # per element, who read and wrote it (only when the recorder keeps maps)
 
     def __post_init__(self):
         self.written = np.zeros(self.numel, dtype=bool)
@@ -108,6 +109,48 @@ class Region:
         if self.shape and int(np.prod(self.shape)) == self.numel:
             index = ", ".join(str(int(i)) for i in np.unravel_index(index, self.shape))
         return f"{self.label}[{index}]"
+
+
+@dataclass(eq=False)
+class RegionMap:
+    """Per element of one tensor, what the kernels of a case did to it; kept only when ``Recorder.maps`` is set
+    (grader.memory_map draws it). Programs are numbered in the order they ran (``Recorder.program_names``)."""
+    reads: np.ndarray  # int32: loads that touched it (a load's duplicate lanes count once)
+    writes: np.ndarray  # int32: stores and atomic updates
+    reader: np.ndarray  # int32: the first program that loaded it, or -1
+    writer: np.ndarray  # int32: the last program that stored it, or -1
+    masked: np.ndarray  # bool: a masked-off lane pointed at it
+    raced: np.ndarray  # bool: two programs of one launch stored it, or one loaded what another stored
+
+    @classmethod
+    def empty(cls, numel: int) -> RegionMap:
+        return cls(np.zeros(numel, np.int32), np.zeros(numel, np.int32), np.full(numel, -1, np.int32),
+                   np.full(numel, -1, np.int32), np.zeros(numel, bool), np.zeros(numel, bool))
+
+
+@dataclass
+class Traffic:
+    """What the performance coach reads (grader.memory_map.coach); cheap, so always counted."""
+    load_lanes: int = 0  # lanes of every load, masked-off ones included
+    load_active: int = 0  # unmasked lanes of loads
+    store_lanes: int = 0  # the same for stores and atomics
+    store_active: int = 0
+    wide_loads: int = 0  # loads with at least two unmasked lanes
+    contiguous_loads: int = 0  # those whose unmasked lanes, along some axis of the block, address consecutive elements
+
+
+def _contiguous(addresses: np.ndarray, active: np.ndarray, itemsize: int) -> bool:
+    """Whether neighbouring unmasked lanes along some axis of the block address neighbouring elements: the
+    access a GPU coalesces (triton's compiler finds that axis and makes it the fast one)."""
+    for axis in range(addresses.ndim):
+        if addresses.shape[axis] < 2:
+            continue
+        step = np.diff(addresses, axis=axis)
+        both = np.diff(active.astype(np.int8), axis=axis) == 0
+        both &= np.delete(active, -1, axis=axis)
+        if both.any() and bool((step[both] == itemsize).all()):
+            return True
+    return False
 
 
 @dataclass
@@ -221,6 +264,11 @@ class Recorder:
         # runs as TF32 on the GPU, and float16 converts to TF32 exactly, so no tolerance could see it.
         self.dots_16bit = False
         self._accesses_since_watch = 0
+        self.traffic = Traffic()
+        # Set before the launcher runs, to keep a RegionMap per tensor (grader.memory_map): about 20 bytes per
+        # element, and numpy work per access proportional to its lanes.
+        self.maps = False
+        self.program_names: list[tuple] = []  # (launch number, program id) of each program, in the order they ran
 
     # -- regions ----------------------------------------------------------------------
     def watch(self, label: str, tensor) -> Region:
@@ -234,6 +282,8 @@ class Recorder:
         if region is None:
             region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size(), tuple(tensor.shape),
                             tensor.is_floating_point())
+            if self.maps:
+                region.map = RegionMap.empty(region.numel)
             self.regions.append(region)
         return region
 
@@ -276,6 +326,7 @@ class Recorder:
     def _start_program(self, program: tuple):
         self.program = program
         self._programs_of_launch.append(program)
+        self.program_names.append((self._grid_launches, program))
         self._watch()
 
     def _watch(self):
@@ -323,6 +374,7 @@ class Recorder:
         addrs = data[active].astype(np.int64)
         values = None if value is None else np.broadcast_to(np.asarray(value.data), data.shape)[active]
         regions = self._regions_for(ptrs, active)
+        self._count_lanes(kind, data, active, regions)
         if not regions:
             if addrs.size:
                 self._stop(kind, None, addrs.size, addrs.size, [], data.shape)
@@ -346,15 +398,48 @@ class Recorder:
                 self._count(kind, region, (mine - np.int64(region.start)) // region.itemsize,
                             None if values is None else values[lanes])
 
+    def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
+        """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
+        traffic, lanes, on = self.traffic, active.size, int(np.count_nonzero(active))
+        if kind == "load":
+            traffic.load_lanes += lanes
+            traffic.load_active += on
+            if on >= 2 and regions:
+                traffic.wide_loads += 1
+                traffic.contiguous_loads += _contiguous(data.astype(np.int64), active, regions[0].itemsize)
+        else:
+            traffic.store_lanes += lanes
+            traffic.store_active += on
+        if self.maps and on < lanes:
+            off = data[~active].astype(np.int64)
+            for region in regions:
+                if region.map is not None:
+                    offsets = off - np.int64(region.start)
+                    inside = (offsets >= 0) & (offsets < region.numel * region.itemsize) \
+                        & (offsets % region.itemsize == 0)
+                    region.map.masked[offsets[inside] // region.itemsize] = True
+
     def _count(self, kind: str, region: Region, elements: np.ndarray, values=None):
         """Count one access's lanes in `region` (element indices; a store's `values` beside them), in all and
         for this program."""
+        ordinal = len(self.program_names) - 1
         if kind == "atomic":  # every lane updates, duplicates included; no race: the hardware orders them
             region.atomics += elements.size
             region.written[elements] = True
+            if region.map is not None:
+                np.add.at(region.map.writes, elements, 1)
+                region.map.writer[elements] = ordinal
             return
         distinct, first = np.unique(elements, return_index=True)  # a GPU coalesces lanes with one address
         program = (self._grid_launches, self.program)
+        if region.map is not None:
+            if kind == "load":
+                region.map.reads[distinct] += 1
+                unread = distinct[region.map.reader[distinct] < 0]
+                region.map.reader[unread] = ordinal
+            else:
+                region.map.writes[distinct] += 1
+                region.map.writer[distinct] = ordinal
         if kind == "load":
             region.loads += distinct.size
             _add(self.program_loads, program, region, distinct.size)
@@ -372,22 +457,26 @@ class Recorder:
         if owners is None:
             owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
         me = len(self._programs_of_launch) - 1
-        if self.race is None or self.race.kind == "read":
+        if self.race is None or self.race.kind == "read" or region.map is not None:
             before = owners[elements]
             clash = np.flatnonzero((before >= 0) & (before != me))
             if clash.size:
                 clash = clash[~_holds(region, elements[clash], None if values is None else values[clash])]
-            if clash.size:
+            if clash.size and region.map is not None:
+                region.map.raced[elements[clash]] = True
+            if clash.size and (self.race is None or self.race.kind == "read"):
                 self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]))
         owners[elements] = me
 
     def _check_read_race(self, region: Region, elements: np.ndarray):
         owners = self._stored_by.get(region)
-        if owners is None or self.race is not None:
+        if owners is None or (self.race is not None and region.map is None):
             return
         before = owners[elements]
         clash = np.flatnonzero((before >= 0) & (before != len(self._programs_of_launch) - 1))
-        if clash.size:
+        if clash.size and region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
     def _race(self, kind, region, element, first):
@@ -693,8 +782,9 @@ def install() -> bool:
 
 
 @contextlib.contextmanager
-def recording():
-    """Record every kernel launched inside the block. Yields None when the hook is unavailable."""
+def recording(maps: bool = False):
+    """Record every kernel launched inside the block. Yields None when the hook is unavailable.
+    With maps, keep a RegionMap per tensor (what grader.memory_map draws)."""
     global _active
     ok, _ = status()
     if not ok:
@@ -703,6 +793,7 @@ def recording():
     if not _installed:
         _install()
     recorder = Recorder()
+    recorder.maps = maps
     _active = recorder
     try:
         yield recorder
