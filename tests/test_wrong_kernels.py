@@ -123,6 +123,10 @@ MUTATIONS = [
     # puzzle 10
     Mutation(10, "clip applied after the sum only", "e_out = tl.clamp(k * q[None, :, :], -5.0, 5.0) * e",
              "e_out = k * q[None, :, :] * e", "mismatch", "per-feature clip"),
+    Mutation(10, "e_out stored before its clip (h right)",
+             "tl.store(e_out_ptr + edges[:, None, None] * (H * D) + row[None, :, :], e_out, mask=tile_mask)",
+             "tl.store(e_out_ptr + edges[:, None, None] * (H * D) + row[None, :, :], k * q[None, :, :] * e, "
+             "mask=tile_mask)", "mismatch", "e_out is not clipped per feature"),
     Mutation(10, "no clip at all", "e_out = tl.clamp(k * q[None, :, :], -5.0, 5.0) * e",
              "e_out = k * q[None, :, :] * e", "mismatch", "shows in the case 'clip per feature'",
              also=(("logits = tl.clamp(tl.sum(e_out, axis=2), -5.0, 5.0)", "logits = tl.sum(e_out, axis=2)"),)),

@@ -259,9 +259,8 @@ def _attention_unscaled(inputs, yours, blocks) -> bool:
 
 
 def _e_out_not_clipped_per_feature(i, z, b) -> bool:
-    """Check whether an output of e_out's shape matches the layer without the per-feature clip. It compares with
-    that layer's h, as before the chapter modules; its e_out ([1]) is probably what was meant."""
-    return z.shape == i["e"].shape and matches(z, graph_attention(i, clip_features=False)[0])
+    """Check whether e_out is the layer's without the per-feature clip."""
+    return z.shape == i["e"].shape and matches(z, graph_attention(i, clip_features=False)[1])
 
 
 def _weights_miss_the_feature_clip(i, z, b) -> bool:
