@@ -19,7 +19,7 @@ def _figures(number: int, case, launcher=None, puzzle=None, seed: int = 3) -> co
     puzzle = puzzle or registry.find(number)
     launcher = launcher or loader.load_launcher(puzzle, "solutions")
     case = next(c for c in puzzle.cases if c.name == case) if isinstance(case, str) else case
-    result = grading.run_case(puzzle, launcher, case, seed, "cpu")
+    result = grading.run_case(puzzle, launcher, case, seed, "cpu", timeout=3600)  # no test depends on speed
     assert result.passed, f"{result.reason}: {result.message}"
     return coach.Figures(**result.coach)
 
@@ -92,7 +92,8 @@ def test_a_coo_scan_against_csc_on_a_hub():
 
 def _solved(number: int) -> grading.PuzzleResult:
     puzzle = registry.find(number)
-    return grading.grade(puzzle, loader.load_launcher(puzzle, "solutions"), 0, "cpu", "solutions", "interpreter")
+    return grading.grade(puzzle, loader.load_launcher(puzzle, "solutions"), 0, "cpu", "solutions", "interpreter",
+                         timeout=3600)
 
 
 @pytest.mark.puzzle2
