@@ -38,6 +38,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="also write a Gradescope results.json: one test per puzzle, its report as output")
     parser.add_argument("--seed", type=int, help="replay the random cases of an earlier run")
     parser.add_argument("--interpret", action="store_true", help="use the interpreter even on a GPU")
+    parser.add_argument("--coach", action="store_true",
+                        help="show the performance coach for a failing puzzle too (it follows every solved one)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show every failing case in full")
     parser.add_argument("--timeout", type=float, default=env.DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit per case (default {env.DEFAULT_TIMEOUT:g})")
@@ -99,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
     if not args.file:
         progress.record(results, args.impl)
-    texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose) for r in results]
+    texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
+             for r in results]
     if args.gradescope:
         gradescope.write(args.gradescope, gradescope.from_results(results, texts))
     sys.stderr.flush()  # the notices (and the submission's prints) come before the report, also when piped

@@ -29,11 +29,11 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import torch
 
-from . import budgets, checker, env, gpu_compile, instrument, launcher_guard, safe_output, transfer
+from . import budgets, checker, coach, env, gpu_compile, instrument, launcher_guard, safe_output, transfer
 from .cases import Case, as_list, make_inputs, reference, spec_args, spec_outputs
 from .env import DEFAULT_TIMEOUT
 from .puzzle import BF16_CAPABILITY
-from .registry import Puzzle
+from .registry import BY_NUMBER, Puzzle
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
@@ -60,6 +60,7 @@ class CaseResult:
     accesses: list[dict] = field(default_factory=list)
     programs: int = 0  # programs launched, when the interpreter hook counted them
     seconds: float = 0.0
+    coach: dict | None = None  # the performance coach's figures (grader.coach.Figures), when there is a record
 
     def to_json(self) -> dict:
         """JSON-ready: learner strings cleaned and non-finite floats spelt as strings (safe_output)."""
@@ -322,7 +323,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
 
     def stop(reason, message="", **extra):
-        return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder),
+        return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder, puzzle),
                                   seconds=time.perf_counter() - started)
 
     with instrument.recording(maps=keep is not None) as recorder:
@@ -414,15 +415,16 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         returned=[transfer.Returned.of(value, flags) for value, flags in zip(outs, written)], deferred=deferred,
         late=late, inputs_after={name: transfer.digest(value) for name, value in on_device.items()
                                  if isinstance(value, torch.Tensor)},
-        **_record(recorder), seconds=time.perf_counter() - started)
+        **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
 
-def _record(recorder) -> dict:
-    """What the judge needs of the access record: whether there is one, the programs, the note and the rows."""
+def _record(recorder, puzzle: Puzzle) -> dict:
+    """What the judge needs of the access record: whether there is one, the programs, the note, the rows and the
+    coach's figures."""
     if recorder is None:
         return {}
     return {"recorded": True, "programs": recorder.programs, "note": recorder.mask_fix_note(),
-            "accesses": _accesses(recorder)}
+            "accesses": _accesses(recorder), "coach": coach.figures(recorder, puzzle.outputs).to_json()}
 
 
 def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfer.Execution) -> CaseResult:
@@ -443,7 +445,8 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
         note = execution.note  # passing cases carry it too
         message = f"{message}\n{note}".strip() if note else message
         seconds = round(execution.seconds + time.perf_counter() - started, 3)
-        result = result_for(case, reason, message, seconds=seconds, programs=execution.programs, **extra)
+        result = result_for(case, reason, message, seconds=seconds, programs=execution.programs,
+                            coach=execution.coach, **extra)
         result.dims = dims  # with the graph's N and E, where there is one
         return result
 
@@ -506,6 +509,7 @@ class PuzzleResult:
     def to_json(self) -> dict:
         data = asdict(self)
         data["cases"] = [c.to_json() for c in self.cases]
+        data["coach"] = coach.summary(self.cases, coach.is_graph_puzzle(BY_NUMBER[self.puzzle]))
         return data
 
     def __repr__(self) -> str:

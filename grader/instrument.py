@@ -130,7 +130,7 @@ class RegionMap:
 
 @dataclass
 class Traffic:
-    """What the performance coach reads (grader.memory_map.coach); cheap, so always counted."""
+    """What the performance coach reads (grader.coach); cheap, so always counted."""
     load_lanes: int = 0  # lanes of every load, masked-off ones included
     load_active: int = 0  # unmasked lanes of loads
     store_lanes: int = 0  # the same for stores and atomics

@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Mapping
 
+from . import coach as coaching
 from .grading import CaseResult, PuzzleResult
 from .registry import BY_NUMBER
 from .safe_output import clean_text
@@ -69,13 +70,30 @@ def _shape_of(message: str | None) -> str:
 
 
 def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool = False,
-                  more: str = "-v shows every failure in full") -> str:
-    """The first failing case in full, later ones in a line each (all in full when verbose).
+                  more: str = "-v shows every failure in full", coach: bool = False) -> str:
+    """The first failing case in full, later ones in a line each (all in full when verbose); after a solved
+    puzzle (or a failed one, with `coach`), the performance coach.
 
     `rerun` grades again with fresh cases, `replay` with the same seed; `more` says how to see
     every failure in full, in the caller's terms. Each message is capped; the whole text is cleaned.
     """
-    return clean_text(_format_result(result, rerun, replay, verbose, more), limit=None)
+    text = _format_result(result, rerun, replay, verbose, more)
+    if result.status == "passed" or (coach and result.status == "failed"):
+        text += "".join(f"\n{line}" for line in _coach_lines(result))
+    return clean_text(text, limit=None)
+
+
+def _coach_lines(result: PuzzleResult) -> list[str]:
+    """The coach on the case it chose, each line wrapped; one line saying it needs the interpreter natively."""
+    found = coaching.chosen(result.cases)
+    if found is None:
+        return [f"  {coaching.NEEDS_INTERPRETER}"] if result.mode == "native" else []
+    case, figures = found
+    verdict = "" if case.passed else ", which failed"
+    lines = [f"  coach, on case {case.name!r} ({_where(case)}{verdict}):"]
+    for line in coaching.advice(figures, coaching.is_graph_puzzle(BY_NUMBER[result.puzzle])):
+        lines += textwrap.wrap(line, TABLE_WIDTH, initial_indent="    - ", subsequent_indent="      ")
+    return lines
 
 
 def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool, more: str) -> str:

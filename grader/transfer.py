@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from . import coach
+
 MAX_ELEMENTS = 1 << 28  # per array: far above any case, low enough that a forged size cannot exhaust memory
 MAX_OUTPUTS = 64
+MAX_COUNT = 1 << 53  # a coach's count: far above any case, and exact where --json is read as float64 (JavaScript)
 _TORCH_DTYPES = {str(d): d for d in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
                                      torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)}
 _REASON = re.compile(r"[a-z_]{1,40}")
@@ -139,6 +142,7 @@ class Execution:
     note: str = ""  # said with every verdict (the interpreter fixed an int32 mask of the learner's)
     accesses: list[dict] = field(default_factory=list)  # per tensor: elements, reads and writes, for the report
     seconds: float = 0.0
+    coach: dict | None = None  # the performance coach's figures (grader.coach.Figures), where there is a record
 
 
 def _outcome_to_json(outcome: Outcome | None) -> dict | None:
@@ -168,6 +172,21 @@ def _accesses_from_json(rows) -> list[dict]:
                 and all(isinstance(row[k], (int, float)) and not isinstance(row[k], bool) and math.isfinite(row[k])
                         for k in numbers), "an access row is malformed")
     return rows
+
+
+# Pairs of coach figures where the first counts a part of the second.
+_FIGURE_PARTS = (("load_active", "load_lanes"), ("store_active", "store_lanes"), ("wide_loads", "load_lanes"),
+                 ("contiguous_loads", "wide_loads"), ("busiest_program", "program_loads"))
+
+
+def _figures_from_json(data) -> dict | None:
+    """The coach's figures (grader.coach.Figures): whole numbers in range, each part no more than its whole."""
+    if data is None:
+        return None
+    _expect(isinstance(data, dict) and set(data) == set(coach.FIELDS), "the coach's figures have unknown fields")
+    _expect(all(_is_int(v) and 0 <= v <= MAX_COUNT for v in data.values()), "a coach figure is not a count")
+    _expect(all(data[part] <= data[whole] for part, whole in _FIGURE_PARTS), "the coach's figures do not add up")
+    return data
 
 
 def _returned_to_json(item: Returned) -> dict:
@@ -200,13 +219,14 @@ def execution_to_json(execution: Execution) -> dict:
             "returned": [_returned_to_json(r) for r in execution.returned],
             "deferred": _outcome_to_json(execution.deferred), "late": _outcome_to_json(execution.late),
             "inputs_after": execution.inputs_after, "recorded": execution.recorded, "programs": execution.programs,
-            "note": execution.note, "accesses": execution.accesses, "seconds": execution.seconds}
+            "note": execution.note, "accesses": execution.accesses, "seconds": execution.seconds,
+            "coach": execution.coach}
 
 
 def execution_from_json(data) -> Execution:
     """An Execution from a worker's event, every field checked; raises Malformed."""
     keys = {"early", "returned", "deferred", "late", "inputs_after", "recorded", "programs", "note", "accesses",
-            "seconds"}
+            "seconds", "coach"}
     _expect(isinstance(data, dict) and set(data) == keys, "the execution has missing or unknown fields")
     returned = data["returned"]
     _expect(isinstance(returned, list) and len(returned) <= MAX_OUTPUTS, "the returned values are malformed")
@@ -222,4 +242,4 @@ def execution_from_json(data) -> Execution:
     return Execution(_outcome_from_json(data["early"], "the early outcome"),
                      [_returned_from_json(r, i) for i, r in enumerate(returned)], *later, inputs_after,
                      data["recorded"], data["programs"], data["note"], _accesses_from_json(data["accesses"]),
-                     float(data["seconds"]))
+                     float(data["seconds"]), _figures_from_json(data["coach"]))
