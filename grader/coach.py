@@ -84,12 +84,14 @@ def _lanes(f: Figures) -> str:
             "off). A masked-off lane keeps a thread of its warp idle: blocks much wider than the data waste threads.")
 
 
-def _traffic(f: Figures) -> str:
+def _traffic(f: Figures, tensor_cores: bool) -> str:
     ratio = f"{f.bytes_moved / f.compulsory_bytes:.2f}x" if f.compulsory_bytes else "all of"
     reads = f"{f.input_loads / f.input_elements:.2f}" if f.input_elements else "no"
+    meaning = ("Tensor cores multiply far faster than memory feeds them, so a tile is loaded again by each program "
+               "that needs it: cheap while L2 holds it, and larger tiles mean fewer loads." if tensor_cores else
+               "A kernel like this waits on memory, so each byte beyond the compulsory ones costs time.")
     return (f"traffic: {f.bytes_moved:,} bytes moved, {ratio} the compulsory {f.compulsory_bytes:,} (inputs read "
-            f"once, outputs written once); {reads} loads per input element. A kernel like this waits on memory, so "
-            "each byte beyond the compulsory ones costs time.")
+            f"once, outputs written once); {reads} loads per input element. {meaning}")
 
 
 def _coalescing(f: Figures) -> str:
@@ -115,26 +117,31 @@ def _imbalance(f: Figures) -> str:
             "long neighbour list keeps one program working while the rest of the GPU waits.")
 
 
-def advice(f: Figures, graph: bool) -> list[str]:
+def advice(f: Figures, puzzle) -> list[str]:
     """The coach's lines: lanes, traffic and coalescing; atomics where there are any; imbalance for a graph."""
-    lines = [_lanes(f), _traffic(f), _coalescing(f)]
+    lines = [_lanes(f), _traffic(f, _is_tensor_core_puzzle(puzzle)), _coalescing(f)]
     if f.atomics:
         lines.append(_atomics(f))
-    if graph:
+    if _is_graph_puzzle(puzzle):
         lines.append(_imbalance(f))
     return lines
 
 
-def is_graph_puzzle(puzzle) -> bool:
+def _is_graph_puzzle(puzzle) -> bool:
     """A puzzle whose cases are graphs (chapter 3, and puzzle 13), where the work per program follows the degree."""
     return any(case.graph is not None for case in puzzle.cases)
 
 
-def summary(cases, graph: bool) -> dict | None:
+def _is_tensor_core_puzzle(puzzle) -> bool:
+    """A puzzle whose lesson is tl.dot on tensor cores (a Dots budget): its time is set by multiply-adds."""
+    return any(type(budget).__name__ == "Dots" for budget in puzzle.budgets)
+
+
+def summary(cases, puzzle) -> dict | None:
     """The coach for --json: the chosen case's name, whether it passed, its figures and the lines; None where no
     case has a record (a native run)."""
     found = chosen(cases)
     if found is None:
         return None
     case, f = found
-    return {"case": case.name, "passed": case.passed, "figures": f.to_json(), "lines": advice(f, graph)}
+    return {"case": case.name, "passed": case.passed, "figures": f.to_json(), "lines": advice(f, puzzle)}

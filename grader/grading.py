@@ -509,7 +509,7 @@ class PuzzleResult:
     def to_json(self) -> dict:
         data = asdict(self)
         data["cases"] = [c.to_json() for c in self.cases]
-        data["coach"] = coach.summary(self.cases, coach.is_graph_puzzle(BY_NUMBER[self.puzzle]))
+        data["coach"] = coach.summary(self.cases, BY_NUMBER[self.puzzle])
         return data
 
     def __repr__(self) -> str:

@@ -91,7 +91,7 @@ def _coach_lines(result: PuzzleResult) -> list[str]:
     case, figures = found
     verdict = "" if case.passed else ", which failed"
     lines = [f"  coach, on case {case.name!r} ({_where(case)}{verdict}):"]
-    for line in coaching.advice(figures, coaching.is_graph_puzzle(BY_NUMBER[result.puzzle])):
+    for line in coaching.advice(figures, BY_NUMBER[result.puzzle]):
         lines += textwrap.wrap(line, TABLE_WIDTH, initial_indent="    - ", subsequent_indent="      ")
     return lines
 

@@ -35,10 +35,18 @@ def test_vector_add_spec_case_matches_a_hand_count():
     assert (f.input_loads, f.input_elements) == (400, 400)
     assert (f.atomics, f.output_elements) == (0, 200)
     assert (f.programs, f.program_loads, f.busiest_program) == (7, 400, 64)
-    lanes, traffic, coalescing = coach.advice(f, graph=False)
+    lanes, traffic, coalescing = coach.advice(f, registry.find(1))
     assert "89.3%" in lanes and "72 of 672 masked off" in lanes  # 600 of 672 lanes did work
     assert "2,400 bytes moved, 1.00x the compulsory 2,400" in traffic and "1.00 loads per input element" in traffic
     assert "100.0%" in coalescing and "(14 of 14)" in coalescing
+    assert "waits on memory" in traffic
+
+
+@pytest.mark.puzzle11
+def test_on_tensor_cores_the_coach_says_reloaded_tiles_are_the_design():
+    f = _figures(11, registry.find(11).cases[0].name)
+    traffic = coach.advice(f, registry.find(11))[1]
+    assert "Tensor cores multiply far faster" in traffic and "waits on memory" not in traffic
 
 
 @pytest.mark.puzzle4
@@ -48,7 +56,7 @@ def test_softmax_rereads_x_once_per_pass(number, passes):
     """N0=4, T=200: the three-loop softmax loads each x element three times, the online one twice."""
     f = _figures(number, "spec")
     assert f.input_elements == 4 * 200 and f.input_loads == passes * 4 * 200
-    assert f"{passes}.00 loads per input element" in coach.advice(f, graph=False)[1]
+    assert f"{passes}.00 loads per input element" in coach.advice(f, registry.find(number))[1]
 
 
 @pytest.mark.puzzle7
@@ -59,7 +67,7 @@ def test_the_scatter_add_solution_shows_its_atomics():
     f = _figures(7, case.name, seed=5)
     edges = make_inputs(puzzle.spec, case, 5)[1]["E"]
     assert edges and f.atomics == edges * (4 * 32 + 4)
-    lines = coach.advice(f, graph=coach.is_graph_puzzle(puzzle))
+    lines = coach.advice(f, puzzle)
     assert len(lines) == 5 and lines[3].startswith(f"atomics: {f.atomics:,}")
     assert lines[4].startswith("imbalance")
 
