@@ -21,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -312,7 +313,7 @@ def _legend(maps: Maps, used: set, colour: bool) -> list[str]:
         char = _PROGRAM_CHARS[owner % len(_PROGRAM_CHARS)]
         entries.append(f"{_painted([char], [_colour_of(char, owner)], colour)} program {maps.programs[owner]}")
     if len(owners) > SHOWN_PROGRAMS:
-        entries.append(f"... {len(owners)} programs in all (letters and colours repeat)")
+        entries.append(f"... {len(maps.programs)} programs ran (letters and colours repeat)")
     marks = {"m": "masked-off lane (nothing else touched it)", "!": "race", "?": "output never written",
              ".": "not touched"}
     entries += [f"{_painted([m], [_MARK_COLOURS[m]], colour)} {what}" for m, what in marks.items() if m in used]
@@ -365,11 +366,12 @@ def figure(maps: Maps, heat: bool = False):
         from matplotlib.patches import Patch
     except ImportError:
         return None
-    panels = max(1, len(maps.pictures))
-    fig = Figure(figsize=(9, 1.6 + 1.4 * panels), layout="constrained")
-    axes = fig.subplots(panels, 1, squeeze=False)[:, 0]
+    pictures = [p for p in maps.pictures if not heat or p.reads.any()]  # a heat map of a tensor never read is empty
+    heights = [p.present.shape[0] + 3 for p in pictures] or [3]  # a panel's rows of cells, and its title
+    fig = Figure(figsize=(9, 2 + 0.13 * sum(heights)), layout="constrained")
+    axes = fig.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
     palette = [np.array(_xterm_rgb(code)) for code in _PALETTE]
-    for ax, picture in zip(axes, maps.pictures):
+    for ax, picture in zip(axes, pictures):
         ax.set_title(picture.summary if len(picture.summary) < 110 else picture.summary[:107] + "...", fontsize=8,
                      loc="left")
         ax.set_xticks([])
@@ -388,7 +390,8 @@ def figure(maps: Maps, heat: bool = False):
                     (("m", "masked-off lane"), ("!", "race"), ("?", "output never written"), (".", "not touched"))]
         fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7)
     if maps.title or maps.note:
-        fig.suptitle("\n".join(filter(None, [maps.title, maps.note and f"stopped: {maps.note}"])), fontsize=9)
+        said = [maps.title, *textwrap.wrap(f"stopped: {maps.note}" if maps.note else "", 110)]
+        fig.suptitle("\n".join(filter(None, said)), fontsize=9)
     return fig
 
 

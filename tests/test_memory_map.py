@@ -5,6 +5,7 @@ launcher, a crash and an out-of-bounds kernel did up to the failure, without a t
 CI runs this file on the newest triton and again on triton 3.6.
 """
 
+import dataclasses
 import importlib.util
 from collections import Counter
 
@@ -15,7 +16,7 @@ import triton
 import triton.language as tl
 from helpers import KERNELS, ROOT, requires_interpreter, run_cli, stub_text
 
-from grader import grading, instrument, loader, memory_map, registry
+from grader import grading, graphs, instrument, loader, memory_map, registry
 from grader.memory_map import Maps, maps_of, render_heat, render_text
 
 pytestmark = requires_interpreter
@@ -126,12 +127,17 @@ def test_a_million_elements_fit_in_a_few_rows_of_cells():
     assert picture.reads.max() == 7 and picture.reads[-1, -1] == 7
 
 
-def _solution_maps(number: int, case: int = 0, impl="solutions", file=None) -> dict:
+def _case_maps(number: int, case=0, impl="solutions", file=None) -> Maps:
+    """The maps of a puzzle's case (its index, or a Case) graded as the CLI would run it."""
     puzzle = registry.find(number)
     launcher = loader.load_launcher(puzzle, impl, file)
     keep = []
-    grading.execute(puzzle, launcher, puzzle.cases[case], 1, "cpu", keep=keep)
-    return _pictures(maps_of(keep[0], puzzle.outputs))
+    grading.execute(puzzle, launcher, puzzle.cases[case] if isinstance(case, int) else case, 1, "cpu", keep=keep)
+    return maps_of(keep[0], puzzle.outputs)
+
+
+def _solution_maps(number: int, case: int = 0, impl="solutions", file=None) -> dict:
+    return _pictures(_case_maps(number, case, impl, file))
 
 
 @pytest.mark.puzzle4
@@ -145,17 +151,22 @@ def test_three_loop_softmax_reads_x_three_times_and_online_softmax_twice():
 
 
 @pytest.mark.puzzle8
-def test_csc_gathers_each_edge_id_once_where_a_scan_reads_it_once_per_node():
-    csc = _solution_maps(8)
-    scan = _solution_maps(8, impl="puzzles", file=str(KERNELS / "wrong" / "p08_coo_scan.py"))
-    nodes = csc["col_ptr"].shape[0] - 1
-    assert (csc["edge_id"].reads[csc["edge_id"].present] == 1).all()
-    assert (scan["edge_id"].reads[scan["edge_id"].present] == nodes).all()
+def test_csc_gathers_each_edge_id_once_where_a_scan_reads_it_once_per_program():
+    """On a graph of 12 nodes (a scan on the puzzle's own graphs runs past the time limit in the interpreter)."""
+    puzzle = registry.find(8)
+    tiny = dataclasses.replace(puzzle.cases[0], name="tiny", graph=lambda g: graphs.banded(12, 3, g, width=4))
+    csc = _case_maps(8, case=tiny)
+    scan = _case_maps(8, case=tiny, impl="puzzles", file=str(KERNELS / "wrong" / "p08_coo_scan.py"))
+    csc_reads, scan_reads = _pictures(csc)["edge_id"], _pictures(scan)["edge_id"]
+    assert csc_reads.shape == (36,) and len(scan.programs) == 12
+    np.testing.assert_array_equal(csc_reads.reads, np.ones((1, 36)))
+    np.testing.assert_array_equal(scan_reads.reads, np.full((1, 36), 12))
+    assert "an element read up to 12 times" in scan_reads.summary
 
 
 @pytest.mark.skipif(not HAS_MATPLOTLIB, reason="matplotlib is not installed (optional: the text map needs nothing)")
 def test_the_png_is_written(tmp_path):
-    maps = Maps(["(0,0,0)"], list(_solution_maps(1).values()))
+    maps = _case_maps(1)
     for heat in (False, True):
         path = tmp_path / f"map{heat}.png"
         assert memory_map.save_png(maps, str(path), heat) == f"map written to {path}"
