@@ -451,8 +451,10 @@ def _ending(execution) -> str:
     outcome = execution.early or execution.deferred or execution.late
     if outcome is None:
         return ""
-    first = outcome.message.strip().splitlines()[0] if outcome.message.strip() else ""
-    return outcome.reason.replace("_", " ") + (f": {first}" if first else "")
+    lines = [line.strip() for line in outcome.message.strip().splitlines()] or [""]
+    where = [line for line in lines[1:2] if line.startswith(("in program", "at ", "it was running"))]
+    said = "; ".join([lines[0], *where])
+    return outcome.reason.replace("_", " ") + (f": {said}" if said else "")
 
 
 def _title(puzzle, index: int) -> str:
