@@ -241,3 +241,16 @@ def test_the_readme_example_is_current():
     run = run_cli("1", "--file", str(MAPS / "p01_out_of_bounds.py"), "--map", "spec")
     readme = (ROOT / "README.md").read_text()
     assert run.stdout.strip() and run.stdout.strip() in readme
+
+
+@pytest.mark.puzzle1
+def test_show_draws_a_case_in_this_process(capsys):
+    import grader
+
+    launcher = loader.load_launcher(registry.find(1), "solutions")
+    grader.show(1, launcher, case="ragged")
+    said = capsys.readouterr().out
+    assert "z: program (0,0,0) wrote z[0..127]; program (1,0,0) wrote z[128..255]; ... (8 programs in all)" in said
+    grader.show(1, launcher, case=2, heat=True)
+    said = capsys.readouterr().out
+    assert ("x (input, 1000; 1 cell = 4 consecutive elements): reads per element" in said) != HAS_MATPLOTLIB
