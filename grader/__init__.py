@@ -22,7 +22,7 @@ if MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may be ca
 
     instrument.install()
 
-__all__ = ["MODE", "check"]
+__all__ = ["MODE", "check", "show"]
 
 
 def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, timeout: float = env.DEFAULT_TIMEOUT,
@@ -53,3 +53,12 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
     print(report.format_result(result, call + ")", f"{call}, seed={seed})", verbose,
                                "verbose=True shows every failure in full"))
     return result
+
+
+def show(puzzle: int | str, launcher: Callable, case: int | str | None = None, heat: bool = False, *, seed: int = 0):
+    """Draw which program loaded and stored each element of each tensor in one case of `puzzle` (its name or
+    number from 1; the first case by default), inline in a notebook: a figure when matplotlib is installed, else
+    text. With `heat`, how often each element was read. Needs the interpreter."""
+    from . import memory_map
+
+    memory_map.show(puzzle, launcher, case, heat, seed)

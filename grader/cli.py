@@ -18,6 +18,8 @@ examples:
   python -m grader 4 --file student.py --json
   python -m grader 4 --file student.py --gradescope results.json
   python -m grader bench 4 5            GPU benchmarks (needs a GPU)
+  python -m grader 1 --map              who loaded and stored what, in the first failing case (interpreter)
+  python -m grader 4 --map ragged --heat --map softmax.png
 
 exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
 2 usage or environment error.
@@ -43,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="show every failing case in full")
     parser.add_argument("--timeout", type=float, default=env.DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"time limit per case (default {env.DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--map", action="append", nargs="?", const="", metavar="CASE|FILE.png",
+                        help="draw which program loaded and stored each element of one case (a name or number; the "
+                             "first failing case by default) instead of grading; --map FILE.png writes a PNG too")
+    parser.add_argument("--heat", action="store_true", help="with --map: how often each element was read")
     return parser
 
 
@@ -98,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     from . import gradescope, progress, report, runner, safe_output
 
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    if args.map is not None:
+        from . import memory_map
+
+        return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
+                                  mode.interpret)
     results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
     if not args.file:
         progress.record(results, args.impl)

@@ -335,8 +335,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                     recorder.watch(name, value)
             numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
             recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
-            recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
-                                                                {**case.blocks, **dims})
+            if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
+                recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
+                                                                    {**case.blocks, **dims})
         if device != "cpu":
             _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
         try:

@@ -121,6 +121,7 @@ class RegionMap:
     writer: np.ndarray  # int32: the last program that stored it, or -1
     masked: np.ndarray  # bool: a masked-off lane pointed at it
     raced: np.ndarray  # bool: two programs of one launch stored it, or one loaded what another stored
+    masked_lanes: int = 0  # masked-off lanes of accesses through a pointer into this tensor (past its end too)
 
     @classmethod
     def empty(cls, numel: int) -> RegionMap:
@@ -414,6 +415,7 @@ class Recorder:
             off = data[~active].astype(np.int64)
             for region in regions:
                 if region.map is not None:
+                    region.map.masked_lanes += off.size
                     offsets = off - np.int64(region.start)
                     inside = (offsets >= 0) & (offsets < region.numel * region.itemsize) \
                         & (offsets % region.itemsize == 0)

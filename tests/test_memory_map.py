@@ -1,0 +1,256 @@
+"""Access maps (grader/memory_map.py): each picture of a small known kernel is compared as arrays with the picture
+worked out by hand; the text, the heat map and the PNG are produced; ``--map`` shows what a stub, a failing
+launcher, a crash and an out-of-bounds kernel did up to the failure, without a traceback.
+
+CI runs this file on the newest triton and again on triton 3.6.
+"""
+
+import dataclasses
+import importlib.util
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from helpers import KERNELS, ROOT, requires_interpreter, run_cli, stub_text
+
+from grader import grading, graphs, instrument, loader, memory_map, registry
+from grader.memory_map import Maps, maps_of, render_heat, render_text
+
+pytestmark = requires_interpreter
+
+MAPS = KERNELS / "maps"
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, z_ptr, N, B: tl.constexpr):
+    offsets = tl.program_id(0) * B + tl.arange(0, B)
+    mask = offsets < N
+    tl.store(z_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+@triton.jit
+def store_first_kernel(z_ptr, FIRST, B: tl.constexpr):
+    offsets = tl.arange(0, B)
+    tl.store(z_ptr + offsets, offsets.to(tl.float32), mask=offsets < FIRST)
+
+
+@triton.jit
+def both_store_kernel(z_ptr, B: tl.constexpr):
+    """Every program stores its own id into the same B elements: a race."""
+    offsets = tl.arange(0, B)
+    tl.store(z_ptr + offsets, tl.zeros([B], tl.float32) + tl.program_id(0))
+
+
+def _maps(kernel, grid, inputs: dict, *args, **kwargs) -> Maps:
+    """The maps of one launch, the tensors in `inputs` named as the grader names its inputs."""
+    with instrument.recording(maps=True) as recorder:
+        for name, value in inputs.items():
+            recorder.watch(name, value)
+        kernel[grid](*args, **kwargs)
+    return maps_of(recorder)
+
+
+def _pictures(maps: Maps) -> dict:
+    return {picture.label: picture for picture in maps.pictures}
+
+
+def test_two_programs_of_four_lanes_over_six_elements():
+    x, y, z = torch.arange(6.0), torch.ones(6), torch.empty(6)
+    maps = _maps(add_kernel, (2,), {"x": x, "y": y}, x, y, z, 6, B=4)
+    pictures = _pictures(maps)
+    assert maps.programs == ["(0,0,0)", "(1,0,0)"]
+    for name in "xyz":
+        picture = pictures[name]
+        np.testing.assert_array_equal(picture.owner, [[0, 0, 0, 0, 1, 1]])
+        assert picture.cell == (1, 1) and picture.present.all()
+        assert not picture.masked.any()  # the two masked-off lanes point past the end: counted, not drawn
+        assert not picture.unwritten.any() and not picture.raced.any()
+    np.testing.assert_array_equal(pictures["x"].reads, [[1] * 6])
+    np.testing.assert_array_equal(pictures["z"].writes, [[1] * 6])
+    assert (pictures["x"].role, pictures["z"].role) == ("input", "output")
+    assert pictures["x"].summary == "x: program (0,0,0) read x[0..3]; program (1,0,0) read x[4..5]; 2 masked-off lanes"
+    assert pictures["z"].summary.startswith("z: program (0,0,0) wrote z[0..3]; program (1,0,0) wrote z[4..5]")
+    text = render_text(maps)
+    assert "|aaaabb|" in text and "b program (1,0,0)" in text and "\x1b[" not in text
+    assert "\x1b[" in render_text(maps, colour=True)
+
+
+def test_an_output_stored_in_part_shows_the_elements_never_written():
+    z = torch.empty(8)
+    picture = _pictures(_maps(store_first_kernel, (1,), {}, z, 5, B=8))["z"]
+    np.testing.assert_array_equal(picture.unwritten, [[False] * 5 + [True] * 3])
+    np.testing.assert_array_equal(picture.owner, [[0] * 5 + [-1] * 3])
+    assert "z[5..7] never written" in picture.summary
+    assert "".join(memory_map.cell_chars(picture)[0]) == "aaaaa???"
+
+
+def test_programs_storing_one_element_race_and_are_drawn_apart():
+    z = torch.empty(4)
+    maps = _maps(both_store_kernel, (2,), {}, z, B=4)
+    picture = _pictures(maps)["z"]
+    np.testing.assert_array_equal(picture.raced, [[True] * 4])
+    np.testing.assert_array_equal(picture.writes, [[2] * 4])
+    np.testing.assert_array_equal(picture.owner, [[1] * 4])  # the last writer
+    assert "z[0..3] raced" in picture.summary
+    assert "|!!!!|" in render_text(maps) and "! race" in render_text(maps)
+
+
+def test_a_long_tensor_is_cut_into_consecutive_chunks():
+    """1000 elements at 4 per cell: 250 cells in rows of 64; each cell of 4 elements lies in one 128-lane program."""
+    x, y, z = torch.zeros(1000), torch.zeros(1000), torch.empty(1000)
+    picture = _pictures(_maps(add_kernel, (8,), {"x": x, "y": y}, x, y, z, 1000, B=128))["x"]
+    assert picture.cell == (1, 4) and picture.owner.shape == (4, 64)
+    expected = np.full(4 * 64, -1)
+    expected[:250] = np.arange(250) * 4 // 128
+    np.testing.assert_array_equal(picture.owner.ravel(), expected)
+    np.testing.assert_array_equal(picture.present.ravel(), np.arange(256) < 250)
+
+
+def test_a_million_elements_fit_in_a_few_rows_of_cells():
+    """The picture of a large tensor is built without a loop over elements; here from a synthetic record."""
+    region = instrument.Region("x", 0, 1000 * 1000, 4, (1000, 1000))
+    region.map = instrument.RegionMap.empty(region.numel)
+    region.map.reader[:] = np.arange(region.numel) // 1000 // 100  # ten programs of 100 rows each
+    region.map.reads[:] = 1
+    region.map.reads[-1] = 7
+    picture = memory_map.picture_of(region, [f"({p},0,0)" for p in range(10)])
+    assert picture.cell == (42, 16) and picture.owner.shape == (24, 63)
+    for cell_row in range(24):  # the program owning most of the cell's 42 rows (the smaller one on a tie)
+        rows = range(42 * cell_row, min(42 * cell_row + 42, 1000))
+        counts = Counter(row // 100 for row in rows)
+        expected = min(counts, key=lambda program: (-counts[program], program))
+        assert (picture.owner[cell_row] == expected).all(), cell_row
+    assert picture.reads.max() == 7 and picture.reads[-1, -1] == 7
+
+
+def _case_maps(number: int, case=0, impl="solutions", file=None) -> Maps:
+    """The maps of a puzzle's case (its index, or a Case) graded as the CLI would run it."""
+    puzzle = registry.find(number)
+    launcher = loader.load_launcher(puzzle, impl, file)
+    keep = []
+    grading.execute(puzzle, launcher, puzzle.cases[case] if isinstance(case, int) else case, 1, "cpu", keep=keep)
+    return maps_of(keep[0], puzzle.outputs)
+
+
+def _solution_maps(number: int, case: int = 0, impl="solutions", file=None) -> dict:
+    return _pictures(_case_maps(number, case, impl, file))
+
+
+@pytest.mark.puzzle4
+@pytest.mark.puzzle5
+def test_three_loop_softmax_reads_x_three_times_and_online_softmax_twice():
+    three_loop, online = _solution_maps(4)["x"], _solution_maps(5)["x"]
+    assert (three_loop.reads[three_loop.present] == 3).all()
+    assert (online.reads[online.present] == 2).all()
+    heat = render_heat(Maps(["(0,0,0)"], [three_loop]))
+    assert "digit = times read" in heat and "|333" in heat
+
+
+@pytest.mark.puzzle8
+def test_csc_gathers_each_edge_id_once_where_a_scan_reads_it_once_per_program():
+    """On a graph of 12 nodes (a scan on the puzzle's own graphs runs past the time limit in the interpreter)."""
+    puzzle = registry.find(8)
+    tiny = dataclasses.replace(puzzle.cases[0], name="tiny", graph=lambda g: graphs.banded(12, 3, g, width=4))
+    csc = _case_maps(8, case=tiny)
+    scan = _case_maps(8, case=tiny, impl="puzzles", file=str(KERNELS / "wrong" / "p08_coo_scan.py"))
+    csc_reads, scan_reads = _pictures(csc)["edge_id"], _pictures(scan)["edge_id"]
+    assert csc_reads.shape == (36,) and len(scan.programs) == 12
+    np.testing.assert_array_equal(csc_reads.reads, np.ones((1, 36)))
+    np.testing.assert_array_equal(scan_reads.reads, np.full((1, 36), 12))
+    assert "an element read up to 12 times" in scan_reads.summary
+
+
+@pytest.mark.skipif(not HAS_MATPLOTLIB, reason="matplotlib is not installed (optional: the text map needs nothing)")
+def test_the_png_is_written(tmp_path):
+    maps = _case_maps(1)
+    for heat in (False, True):
+        path = tmp_path / f"map{heat}.png"
+        assert memory_map.save_png(maps, str(path), heat) == f"map written to {path}"
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.skipif(HAS_MATPLOTLIB, reason="matplotlib is installed")
+def test_without_matplotlib_the_png_is_refused_in_one_line(tmp_path):
+    message = memory_map.save_png(Maps([]), str(tmp_path / "map.png"))
+    assert "matplotlib is not installed" in message and not (tmp_path / "map.png").exists()
+
+
+def test_maps_need_the_interpreter(capsys):
+    assert memory_map.command([registry.find(1)], [""], False, "solutions", None, 0, 10.0, interpret=False) == 2
+    said = capsys.readouterr().err
+    assert "maps need the interpreter" in said and "python -m grader 1 --map --interpret" in said
+
+
+def _no_traceback(run):
+    assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
+
+
+@pytest.mark.puzzle1
+def test_map_of_a_stub_shows_outputs_never_written(tmp_path):
+    stub = tmp_path / "stub.py"
+    stub.write_text(stub_text(registry.find(1)))
+    run = run_cli("1", "--file", str(stub), "--map", "spec")
+    _no_traceback(run)
+    assert run.returncode == 1
+    assert "stopped: not started" in run.stdout and "z[0..199] never written" in run.stdout
+    assert "|" + "?" * 64 + "|" in run.stdout
+
+
+@pytest.mark.puzzle1
+def test_map_of_a_failing_launcher_shows_the_half_it_did(tmp_path):
+    run = run_cli("1", "--file", str(MAPS / "p01_fails_after_its_kernel.py"), "--map", "1", "--map",
+                  str(tmp_path / "map.png"))
+    _no_traceback(run)
+    assert "stopped: error: " in run.stdout and "the second half was never launched" in run.stdout
+    assert "program (0,0,0) wrote z[0..31]" in run.stdout and "z[100..199] never written" in run.stdout
+    assert ("map written to" in run.stdout) == HAS_MATPLOTLIB
+    assert ("matplotlib is not installed" in run.stdout) != HAS_MATPLOTLIB
+
+
+@pytest.mark.puzzle1
+def test_map_of_a_process_that_dies_says_so_in_a_line():
+    run = run_cli("1", "--file", str(KERNELS / "wrong" / "p01_crashes.py"), "--map", "single element")
+    _no_traceback(run)
+    assert run.returncode == 1
+    assert "killed by SIGABRT before it could send its record back" in run.stdout
+
+
+@pytest.mark.puzzle1
+def test_map_of_an_out_of_bounds_kernel_defaults_to_its_first_failing_case():
+    run = run_cli("1", "--file", str(MAPS / "p01_out_of_bounds.py"), "--map", "--seed", "3")
+    _no_traceback(run)
+    assert run.returncode == 1
+    assert 'mapping case "spec", the first that fails' in run.stderr
+    assert "stopped: out of bounds: out-of-bounds load on x" in run.stdout
+    assert "x: program (0,0,0) read x[0..31]; program (1,0,0) read x[32..63]; ... (6 programs in all)" in run.stdout
+    assert "z[192..199] never written" in run.stdout
+
+
+def test_the_cli_rejects_an_unknown_case():
+    run = run_cli("1", "--impl", "solutions", "--map", "no such case")
+    _no_traceback(run)
+    assert run.returncode == 2 and "choose one of: 1 (spec)" in run.stderr
+
+
+def test_the_readme_example_is_current():
+    """The README pastes a real map; it must still be what the grader draws."""
+    run = run_cli("1", "--file", str(MAPS / "p01_out_of_bounds.py"), "--map", "spec")
+    readme = (ROOT / "README.md").read_text()
+    assert run.stdout.strip() and run.stdout.strip() in readme
+
+
+@pytest.mark.puzzle1
+def test_show_draws_a_case_in_this_process(capsys):
+    import grader
+
+    launcher = loader.load_launcher(registry.find(1), "solutions")
+    grader.show(1, launcher, case="ragged")
+    said = capsys.readouterr().out
+    assert "z: program (0,0,0) wrote z[0..127]; program (1,0,0) wrote z[128..255]; ... (8 programs in all)" in said
+    grader.show(1, launcher, case=2, heat=True)
+    said = capsys.readouterr().out
+    assert ("x (input, 1000; 1 cell = 4 consecutive elements): reads per element" in said) != HAS_MATPLOTLIB
