@@ -597,24 +597,21 @@ def _first_failing(puzzle, impl: str, file: str | None, seed: int, timeout: floa
 
 def show(puzzle, launcher, case: int | str | None = None, heat: bool = False, seed: int = 0,
          timeout: float | None = None) -> None:
-    """Draw one case's maps in this process (``grader.show``): a matplotlib figure in a notebook when matplotlib
-    is installed, with the summary lines; else the text map. `case`: its name or number (from 1); the first
-    case by default."""
+    """Draw one case's maps in this process (``grader.show``): the text map, and in a notebook with matplotlib
+    installed the figure too. The text is printed either way, so a notebook's stored output is the same with
+    and without matplotlib. `case`: its name or number (from 1); the first case by default."""
     from . import env, registry
 
     puzzle = registry.find(puzzle)
     index = 0 if case is None else find_case(puzzle, str(case))
     maps = record_case(puzzle, launcher, puzzle.cases[index], seed, timeout or env.DEFAULT_TIMEOUT)
     maps.title = _title(puzzle, index)
-    fig = figure(maps, heat) if maps.pictures else None
-    if fig is None:
-        print(render_heat(maps) if heat else render_text(maps))
-        return
-    if "IPython" in sys.modules:
+    print(render_heat(maps) if heat else render_text(maps))
+    fig = figure(maps, heat) if maps.pictures and "IPython" in sys.modules else None
+    if fig is not None:
         from IPython.display import display
 
         display(fig)
-    print("\n".join([f"stopped: {maps.note}"] * bool(maps.note) + [p.summary for p in maps.pictures]))
 
 
 if __name__ == "__main__":
