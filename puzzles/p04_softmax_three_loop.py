@@ -59,6 +59,8 @@ def softmax_three_loop(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Te
     """One program per B0 rows; more warps for wider tiles."""
     n0, t = x.shape
     z = torch.empty_like(x)
-    num_warps = min(16, max(1, B0 * B1 // 256))
+    # Up to 32 warps: more loads in flight per row (H200, 4096 x 32768, B1=8192, the solution's kernel:
+    # 16 -> 32 warps, 468 -> 323 µs).
+    num_warps = min(32, max(1, B0 * B1 // 256))
     softmax_three_loop_kernel[(triton.cdiv(n0, B0),)](x, z, n0, t, B0=B0, B1=B1, num_warps=num_warps)
     return z

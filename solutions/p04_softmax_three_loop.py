@@ -52,6 +52,10 @@ def softmax_three_loop_kernel(
     B1: tl.constexpr,  # columns per loop step, a power of two
 ):
     # >>> solution: about 19 lines
+    # Beyond the lesson, L2 eviction hints: passes 2 and 3 read x again, and a row of 32768 floats (128 KiB) is
+    # still in L2 for it only if its lines outlive the other rows': keep them ("evict_last") on the loads that
+    # repeat, drop them first ("evict_first") on x's last read and z's store. H200, 4096 x 32768,
+    # B1=16384, 32 warps: 402 -> 278 µs.
     LOG2E: tl.constexpr = 1.4426950408889634
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)
     row_ok = rows < N0
@@ -59,7 +63,8 @@ def softmax_three_loop_kernel(
     for start in tl.range(0, T, B1):
         cols = start + tl.arange(0, B1)
         mask = row_ok[:, None] & (cols[None, :] < T)
-        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"))
+        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"),
+                    eviction_policy="evict_last")
         row_max = tl.maximum(row_max, tl.max(x, axis=1))
     # Broadcast once and use m in both loops below: triton 3.6 fails to compile (an assertion in
     # OptimizeThreadLocality) when two later loops each use a loop's reduced result directly.
@@ -68,14 +73,15 @@ def softmax_three_loop_kernel(
     for start in tl.range(0, T, B1):
         cols = start + tl.arange(0, B1)
         mask = row_ok[:, None] & (cols[None, :] < T)
-        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"))
+        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=float("-inf"),
+                    eviction_policy="evict_last")
         denominator += tl.sum(tl.exp2((x - m) * LOG2E), axis=1)
     for start in tl.range(0, T, B1):
         cols = start + tl.arange(0, B1)
         mask = row_ok[:, None] & (cols[None, :] < T)
-        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask)
+        x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, eviction_policy="evict_first")
         z = tl.exp2((x - m) * LOG2E) / denominator[:, None]
-        tl.store(z_ptr + rows[:, None] * T + cols[None, :], z, mask=mask)
+        tl.store(z_ptr + rows[:, None] * T + cols[None, :], z, mask=mask, eviction_policy="evict_first")
     # <<< solution
 
 
@@ -83,6 +89,8 @@ def softmax_three_loop(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Te
     """One program per B0 rows; more warps for wider tiles."""
     n0, t = x.shape
     z = torch.empty_like(x)
-    num_warps = min(16, max(1, B0 * B1 // 256))
+    # Up to 32 warps: more loads in flight per row (H200, 4096 x 32768, B1=8192, the solution's kernel:
+    # 16 -> 32 warps, 468 -> 323 µs).
+    num_warps = min(32, max(1, B0 * B1 // 256))
     softmax_three_loop_kernel[(triton.cdiv(n0, B0),)](x, z, n0, t, B0=B0, B1=B1, num_warps=num_warps)
     return z
