@@ -9,6 +9,7 @@ import sys
 
 from . import env
 from .loader import IMPLS
+from .safe_output import clean_text, one_line
 
 EXAMPLES = """\
 examples:
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--gradescope {args.gradescope}: its folder does not exist")
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
+    if args.map is not None and (args.json or args.gradescope):
+        parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
+    shown_file = clean_text(one_line(args.file or ""), 300)  # a file name can hold terminal escapes
 
     from . import registry
 
@@ -84,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyError as exc:
         parser.error(exc.args[0])
     if args.file and not os.path.isfile(args.file):
-        parser.error(f"--file {args.file}: no such file" if not os.path.exists(args.file) else
-                     f"--file {args.file} is a directory; give the Python file that defines the launcher")
+        parser.error(f"--file {shown_file}: no such file" if not os.path.exists(args.file) else
+                     f"--file {shown_file} is a directory; give the Python file that defines the launcher")
 
     if not selected:
         return _table(args)
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.file:
-        env.notice(f"note: --file runs the code in {args.file} with your permissions; "
+        env.notice(f"note: --file runs the code in {shown_file} with your permissions; "
                    "grade untrusted submissions inside a container (scripts/grade_submission.sh).")
 
     from . import gradescope, progress, report, runner, safe_output
@@ -140,7 +144,7 @@ def _replay(number: int, args, seed: int) -> str:
     if args.impl != "puzzles":
         parts.append(f"--impl {args.impl}")
     if args.file:
-        parts.append(f"--file {args.file}")
+        parts.append(f"--file {one_line(args.file)}")
     if args.interpret:
         parts.append("--interpret")
     parts.append(f"--seed {seed}")

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .registry import Puzzle
+from .safe_output import one_line
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPLS = ("puzzles", "solutions")
@@ -37,11 +38,13 @@ def source_path(puzzle: Puzzle, impl: str = "puzzles", file: str | None = None) 
 
 
 def shown(path: Path) -> str:
-    """A path as the learner would type it: relative to the repository when inside it."""
+    """A path as the learner would type it: relative to the repository when inside it; a control character in
+    it (a newline, an escape) as a '?', so it cannot break or forge a report's line."""
     try:
-        return str(path.relative_to(ROOT))
+        text = str(path.relative_to(ROOT))
     except ValueError:
-        return str(path)
+        text = str(path)
+    return one_line(text)
 
 
 # What a submission may not touch; a kernel and its launcher need none of it.

@@ -8,18 +8,16 @@ this module turns that record into small pictures a beginner reads at a glance:
     python -m grader 2 --map tile.png         the PNG too (needs matplotlib)
 
 A picture is plain numpy arrays (``Picture``), one cell per block of elements, at most ROWS x COLUMNS cells per
-tensor. The CLI runs the case in a child process (``python -m grader.memory_map``, which sends the pictures back
-as JSON), so a crash, a hang or an out-of-bounds kernel still shows what happened up to the failure.
+tensor. The CLI runs the case in a worker process, as grading does (``runner.map_case``), which sends the pictures
+back as JSON; they are checked here. A crash or a hang costs the map, never the grader; an out-of-bounds kernel,
+a Python error or a timeout inside the case still shows what happened up to the failure.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
-import signal
-import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass, field
@@ -30,8 +28,9 @@ from .safe_output import clean_text
 
 ROWS, COLUMNS = 24, 64  # cells per tensor at most: fits a terminal, and a beginner can still count
 ROWS_1D = 4  # a 1-D tensor longer than COLUMNS wraps into at most this many rows of cells
-GRACE = 20.0  # seconds beyond the case's time limit for the child: imports and compilation
 SHOWN_PROGRAMS = 12  # programs named in a legend; the rest share its colours
+MAX_PICTURES = 64  # tensors one case may draw: far more than any puzzle passes (a worker sending more is refused)
+MAX_PROGRAMS = 1 << 22  # programs one case may name: a puzzle's largest case launches a few thousand
 NEEDS_INTERPRETER = ("maps need the interpreter, which records every load and store: "
                      "python -m grader {number} --map --interpret")
 
@@ -67,12 +66,46 @@ class Picture:
         return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in data.items()}
 
     @classmethod
-    def from_json(cls, data: dict) -> Picture:
-        kinds = {"present": bool, "owner": np.int32, "reads": np.int32, "writes": np.int32, "masked": bool,
-                 "raced": bool, "unwritten": bool}
-        arrays = {k: np.asarray(data[k], dtype=t).reshape(np.shape(data["present"])) for k, t in kinds.items()}
-        return cls(str(data["label"]), tuple(int(d) for d in data["shape"]), str(data["role"]),
-                   tuple(int(d) for d in data["cell"]), **arrays, summary=str(data["summary"]))
+    def from_json(cls, data) -> Picture:
+        """A picture as a worker sent it, checked field by field (the worker runs the submission); ValueError
+        for anything a picture this module draws could not hold."""
+        _expect(isinstance(data, dict) and set(data) == {f.name for f in dataclasses.fields(cls)}, "its fields")
+        present = _cells(data["present"], bool)
+        _expect(1 <= present.shape[0] <= ROWS and 1 <= present.shape[1] <= COLUMNS, "its size")
+        arrays = {"present": present, **{k: _cells(data[k], bool, present.shape)
+                                         for k in ("masked", "raced", "unwritten")},
+                  **{k: _cells(data[k], np.int32, present.shape) for k in ("owner", "reads", "writes")}}
+        _expect(arrays["owner"].min() >= -1 and arrays["reads"].min() >= 0 and arrays["writes"].min() >= 0,
+                "its counts")
+        shape, cell = data["shape"], data["cell"]
+        _expect(isinstance(shape, list) and len(shape) <= 8 and all(_count(d) for d in shape), "its shape")
+        _expect(isinstance(cell, list) and len(cell) == 2 and all(_count(d) and d > 0 for d in cell), "its cells")
+        _expect(data["role"] in ("input", "output", "other"), "its role")
+        _expect(isinstance(data["label"], str) and isinstance(data["summary"], str), "its text")
+        return cls(clean_text(data["label"], 60), tuple(shape), data["role"], tuple(cell), **arrays,
+                   summary=clean_text(data["summary"], 600))
+
+
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise ValueError(f"a picture with a malformed part: {what}")
+
+
+def _count(value) -> bool:
+    """A whole number a tensor's size or cell can be (JSON gives ints; not bools, floats or huge numbers)."""
+    return type(value) is int and 0 <= value < 1 << 48
+
+
+def _cells(value, dtype, shape: tuple | None = None) -> np.ndarray:
+    """A grid of cells from JSON: a list of equal rows of booleans (dtype bool) or of int32 integers."""
+    _expect(isinstance(value, list) and all(isinstance(row, list) for row in value), "a grid")
+    kind = bool if dtype is bool else int
+    _expect(all(type(item) is kind for row in value for item in row), "a grid's values")
+    if dtype is not bool:
+        _expect(all(-(1 << 31) <= item < 1 << 31 for row in value for item in row), "a grid's values")
+    grid = np.array(value, dtype=dtype)
+    _expect(grid.ndim == 2 and (shape is None or grid.shape == shape), "a grid's shape")
+    return grid
 
 
 @dataclass
@@ -88,9 +121,19 @@ class Maps:
                 "note": self.note}
 
     @classmethod
-    def from_json(cls, data: dict) -> Maps:
-        return cls([str(p) for p in data["programs"]], [Picture.from_json(p) for p in data["pictures"]],
-                   str(data["title"]), str(data["note"]))
+    def from_json(cls, data) -> Maps:
+        """Maps as a worker sent them, checked (ValueError): the programs are names, every picture is one of a
+        tensor of the case, and each owner names a program."""
+        _expect(isinstance(data, dict) and set(data) == {"programs", "pictures", "title", "note"}, "the fields")
+        programs, pictures = data["programs"], data["pictures"]
+        _expect(isinstance(programs, list) and len(programs) <= MAX_PROGRAMS
+                and all(isinstance(p, str) for p in programs), "the programs")
+        _expect(isinstance(pictures, list) and len(pictures) <= MAX_PICTURES, "the pictures")
+        _expect(isinstance(data["title"], str) and isinstance(data["note"], str), "the text")
+        maps = cls([clean_text(p, 60) for p in programs], [Picture.from_json(p) for p in pictures],
+                   clean_text(data["title"], 300), clean_text(data["note"], 300))
+        _expect(all(p.owner.max(initial=-1) < len(maps.programs) for p in maps.pictures), "an owner")
+        return maps
 
 
 # -- from a record to pictures ------------------------------------------------------------------------------
@@ -420,8 +463,23 @@ def save_png(maps: Maps, path: str, heat: bool = False) -> str:
     fig = figure(maps, heat)
     if fig is None:
         return "no PNG written: matplotlib is not installed (pip install matplotlib); the text map is above"
-    fig.savefig(path, dpi=120)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        return f"no PNG written: {path}: {exc.strerror or exc}"
     return f"map written to {path}"
+
+
+def png_problem(path: str) -> str | None:
+    """Why a PNG cannot be written at `path` (checked before the case runs), or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--map {path} is a directory; name the PNG file to write"
+    if not os.path.isdir(folder):
+        return f"--map {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"--map {path}: the folder {folder} is not writable"
+    return None
 
 
 # -- running a case ---------------------------------------------------------------------------------------------
@@ -477,79 +535,20 @@ def find_case(puzzle, key: str) -> int:
     raise KeyError(f"puzzle {puzzle.number} has no case {key!r}; choose one of: {choices}")
 
 
-def child_main(argv: list[str]) -> None:
-    """``python -m grader.memory_map PUZZLE CASE IMPL FILE SEED TIMEOUT``: run case CASE (an index) and write its
-    maps as one JSON object to stdout; whatever the learner's code prints goes to stderr."""
-    sent = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    number, index, impl, file, seed, timeout = argv
-    from . import env
-
-    env.choose_mode(True)  # before triton is imported
-    from . import loader, registry
-
-    puzzle = registry.find(number)
-    index = int(index)
-    try:
-        launcher = loader.load_launcher(puzzle, impl, file or None)
-    except loader.LoadError as exc:
-        maps = Maps([], note=f"not run: {str(exc).strip().splitlines()[0]}")
-    else:
-        maps = record_case(puzzle, launcher, puzzle.cases[index], int(seed), float(timeout))
-    maps.title = _title(puzzle, index)
-    sent.write(json.dumps(maps.to_json()) + "\n")
-    sent.flush()
-
-
 def map_isolated(puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float) -> Maps:
-    """The maps of one case, run in a child process with a time limit: a crash or a hang costs the map, never
-    the grader; what the child sends back is only a picture, and is checked as it is read."""
-    from .loader import ROOT
-    from .runner import _describe_exit
+    """The maps of one case, run in a worker process as grading runs one (``runner.map_case``): a crash or a hang
+    costs the map, never the grader. What comes back is checked, and drawn as the submission's own record: a
+    picture, not a verdict."""
+    from . import runner
 
-    environment = dict(os.environ, TRITON_INTERPRET="1", PYTHONDONTWRITEBYTECODE="1")
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "grader.memory_map", str(puzzle.number), str(index), impl,
-               os.path.abspath(file) if file else "", str(seed), str(timeout)]
-    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             cwd=ROOT, env=environment, start_new_session=True)
-    limit = timeout + GRACE
-    try:
-        sent, printed = child.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        return Maps([], title=_title(puzzle, index), note=f"stopped after {limit:g} s without an answer: does a "
-                                                          "loop never end? (nothing recorded came back)")
-    finally:
-        _kill_group(child.pid)
-    try:
-        return _cleaned(Maps.from_json(json.loads(sent.decode("utf-8", "replace").strip().splitlines()[-1])))
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
-        last = printed.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        return Maps([], title=_title(puzzle, index),
-                    note=clean_text(f"the case's process {_describe_exit(child.returncode)} before it could send "
-                                    f"its record back: nothing to draw. {last[0]}".strip(), 300))
-
-
-def _kill_group(pid: int) -> None:
-    """Whatever the child left running in its session (a forked helper) ends with it."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _cleaned(maps: Maps) -> Maps:
-    """Text from the child (a learner's messages and names) made safe to print."""
-    maps.title, maps.note = clean_text(maps.title, 300), clean_text(maps.note, 300)
-    maps.programs = [clean_text(p, 60) for p in maps.programs]
-    for picture in maps.pictures:
-        picture.label, picture.summary = clean_text(picture.label, 60), clean_text(picture.summary, 600)
-        picture.role = picture.role if picture.role in ("input", "output", "other") else "other"
-        fits = picture.present.ndim == 2 and picture.present.shape[0] <= 4 * ROWS
-        if not (fits and picture.present.shape[1] <= COLUMNS and picture.owner.max(initial=-1) < len(maps.programs)):
-            raise ValueError("a picture out of shape")
+    sent, why = runner.map_case(puzzle, index, impl, file, seed, timeout)
+    maps = Maps([], note=why)
+    if sent is not None:
+        try:
+            maps = Maps.from_json(sent)
+        except ValueError as exc:
+            maps = Maps([], note=f"the case's process sent back {exc}: nothing to draw")
+    maps.title = _title(puzzle, index)
     return maps
 
 
@@ -568,6 +567,10 @@ def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str 
     keys = [t for t in targets if t and t not in pngs]
     if len(keys) > 1 or len(pngs) > 1:
         print("error: --map takes one case and at most one FILE.png", file=sys.stderr)
+        return 2
+    problem = png_problem(pngs[0]) if pngs else None
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
         index = find_case(puzzle, keys[0]) if keys else _first_failing(puzzle, impl, file, seed, timeout)
@@ -612,7 +615,3 @@ def show(puzzle, launcher, case: int | str | None = None, heat: bool = False, se
         from IPython.display import display
 
         display(fig)
-
-
-if __name__ == "__main__":
-    child_main(sys.argv[1:])

@@ -13,6 +13,7 @@ Protocol (worker -> parent, one JSON object per line, on the file descriptor nam
   {"event": "start", "puzzle": N, "case": I}          case I begins (I counts up from the job's start)
   {"event": "execution", "puzzle": N, "case": I, "execution": {...}}   transfer.execution_to_json
   {"event": "done", "puzzle": N, "notices": [S, ...]} every case ran, or the last one ended the puzzle
+  {"event": "map", "puzzle": N, "maps": {...}}        with "map" in the job: that case's access maps instead
 Puzzles come in the job's order. The job (parent -> worker, JSON on stdin) names the puzzles with the
 case to start from, the implementation or file, the seed, the mode and the time limit.
 
@@ -171,6 +172,7 @@ class _Worker:
 
     def __init__(self, job: dict, spare: set[int]):
         self.spare = spare
+        self.started = time.monotonic()
         self.workdir = tempfile.mkdtemp(prefix="grader-worker-")
         read_fd, write_fd = os.pipe()
         environment = dict(os.environ)
@@ -223,7 +225,7 @@ class _Worker:
             if line is not None:
                 try:
                     event = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
                     raise transfer.Malformed("a line that is not JSON") from None
                 if not isinstance(event, dict):
                     raise transfer.Malformed("a line that is not a JSON object")
@@ -480,3 +482,57 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     worker_notices = {number: found for grading in gradings for number, found in grading.notices.items()}
     return [assemble(p, results[p.number], seed, modes[p.number], shown(source_path(p, impl, file)),
                      notices[p.number] + worker_notices[p.number]) for p in puzzles]
+
+
+def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,
+             grace: float = GRACE) -> tuple[dict | None, str]:
+    """Run case `index` in a worker, as grading does (its own directory, a time limit, every process it leaves
+    killed, a --file submission's changes to the grader undone), for its access maps (grader.memory_map), in the
+    interpreter. The maps as the worker sent them (for the caller to check), or None and why there are none."""
+    file = str(Path(file).resolve()) if file is not None else None
+    refusal = vet_submission(file) if file is not None else None
+    if refusal is not None:
+        return None, f"not run: {refusal}"
+    job = {"puzzles": [{"puzzle": puzzle.number, "start": 0}], "impl": impl, "file": file, "seed": seed,
+           "interpret": True, "timeout": timeout, "map": index}
+    become_subreaper()
+    spare = descendants()
+    grader_files = snapshot_grader() if file is not None else None
+    sent, why, tampered = None, "", []
+    worker = _Worker(job, spare)
+    try:
+        sent, why = _map_events(worker, puzzle.number, time.monotonic() + timeout + grace)
+    except transfer.Malformed as exc:
+        sent, why = None, f"the case's process sent a malformed message ({exc}): nothing to draw"
+    finally:
+        code = worker.close(kill=True)
+        kill_descendants(spare)
+        if grader_files is not None:
+            tampered = restore_grader(grader_files)
+    if tampered:
+        return None, (f"the submission changed the grader's own files ({', '.join(tampered[:5])}): they were "
+                      "restored, and nothing it recorded is drawn")
+    if sent is None and not why:
+        why = f"the case's process {_describe_exit(code)} before it sent its record back: nothing to draw"
+    return sent, why
+
+
+def _map_events(worker: _Worker, number: int, deadline: float) -> tuple[dict | None, str]:
+    """Follow a map job's events: (the maps, '') or (None, why not); (None, '') when the worker ended early."""
+    while True:
+        event = worker.next_event(deadline)
+        if event == "timeout":
+            return None, (f"stopped after {deadline - worker.started:.0f} s without an answer: does a loop never "
+                          "end? (nothing recorded came back)")
+        if event is None:
+            return None, ""
+        kind = event.get("event")
+        if event.get("puzzle") != number:
+            raise transfer.Malformed(f"an event for puzzle {event.get('puzzle')!r}")
+        if kind == "load":
+            continue
+        if kind == "load_error" and isinstance(event.get("message"), str):
+            return None, "not run: " + (event["message"].strip().splitlines() or [""])[0]
+        if kind == "map" and isinstance(event.get("maps"), dict):
+            return event["maps"], ""
+        raise transfer.Malformed(f"an unexpected {kind!r} event")

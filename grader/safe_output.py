@@ -38,6 +38,12 @@ def clean_text(text: str, limit: int | None = MESSAGE_LIMIT) -> str:
     return text
 
 
+def one_line(text: str) -> str:
+    """A name (a file's) with every control character (a newline, an escape) shown as '?': it stays one line
+    and cannot forge the report around it."""
+    return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in text)
+
+
 def jsonable(value):
     """`value` (dicts, lists, strings, numbers) with every string cleaned and every number a finite JSON number
     or one of the NON_FINITE strings."""

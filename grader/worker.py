@@ -26,6 +26,20 @@ def main() -> None:
     mode = env.choose_mode(job["interpret"])  # before anything imports triton
     from . import grading, loader, registry, transfer
 
+    if job.get("map") is not None:  # one case, for its access maps (grader.memory_map), not for a grade
+        from . import memory_map
+
+        puzzle = registry.find(job["puzzles"][0]["puzzle"])
+        emit(event="load", puzzle=puzzle.number)
+        try:
+            launcher = loader.load_launcher(puzzle, job["impl"], job["file"])
+        except loader.LoadError as exc:
+            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
+            return
+        maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
+        emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
+        return
+
     for item in job["puzzles"]:
         puzzle = registry.find(item["puzzle"])
         emit(event="load", puzzle=puzzle.number)
