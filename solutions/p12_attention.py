@@ -76,11 +76,15 @@ def attention_kernel(
     running_max = tl.full([BQ], float("-inf"), dtype=tl.float32)
     total = tl.zeros([BQ], dtype=tl.float32)
     acc = tl.zeros([BQ, D], dtype=tl.float32)
+    # Beyond the lesson: k and v through descriptors (puzzle 11), loaded by the copy engine (TMA) a few blocks ahead;
+    # on an H200 at N=16384, D=64: 189.8 -> 173.4 µs (scripts/bench_peers_12.py)
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[T, D], strides=[D, 1], block_shape=[BK, D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[T, D], strides=[D, 1], block_shape=[BK, D])
     for start in tl.range(0, T, BK):
         keys = start + tl.arange(0, BK)
         key_ok = keys < T
-        k = tl.load(k_ptr + keys[:, None] * D + feats[None, :], mask=key_ok[:, None], other=0.0)
-        v = tl.load(v_ptr + keys[:, None] * D + feats[None, :], mask=key_ok[:, None], other=0.0)
+        k = k_desc.load([start, 0])  # keys past T load as 0
+        v = v_desc.load([start, 0])
         scores = tl.dot(q, tl.trans(k)) * (scale * LOG2E)  # [BQ, BK] in float32, in log2 units
         scores = tl.where(key_ok[None, :], scores, float("-inf"))
         new_max = tl.maximum(running_max, tl.max(scores, axis=1))
@@ -93,12 +97,21 @@ def attention_kernel(
     # <<< solution
 
 
+def _scratch(size: int, alignment: int, stream):
+    """Global memory for descriptors made inside a kernel (triton asks for it on the GPU)."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, BQ: int = 64, BK: int = 128) -> torch.Tensor:
     """One program per BQ queries."""
     (n, d), t = q.shape, k.shape[0]
     if d < 16 or d > 256 or d & (d - 1):
         raise ValueError(f"D={d}: this kernel takes D a power of two from 16 to 256")
     o = torch.empty((n, d), dtype=torch.float32, device=q.device)
-    # 4 warps (16 query rows each) and 3 stages were fastest on an H200 (scripts/explore_tensor_core_kernels.py)
-    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, D=d, BQ=BQ, BK=BK, num_warps=4, num_stages=3)
+    if q.is_cuda:
+        triton.set_allocator(_scratch)
+    # 16 query rows per warp: BQ=128 with 8 warps took 282 µs at N=16384, D=128 on an H200 (BQ=64, 4 warps: 314);
+    # 3 stages: 2 were slower everywhere, 4 do not fit in shared memory at D=128 (scripts/bench_peers_12.py)
+    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, D=d, BQ=BQ, BK=BK, num_warps=BQ // 16,
+                                            num_stages=3)
     return o
