@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--gradescope {args.gradescope}: its folder does not exist")
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
+    if args.heat and args.map is None:
+        parser.error("--heat goes with --map: python -m grader 4 --map --heat")
     if args.map is not None and (args.json or args.gradescope):
         parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
     shown_file = clean_text(one_line(args.file or ""), 300)  # a file name can hold terminal escapes

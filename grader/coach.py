@@ -2,13 +2,14 @@
 
 The worker counts (``figures``) from what the hook counts anyway (``instrument.Traffic``, the per-tensor and
 per-program counts), so grading pays nothing per access; ``grader.transfer`` checks the figures it sends; the
-report and ``--json`` turn those of the puzzle's largest passing case (``chosen``) into 3-5 lines (``advice``):
+report and ``--json`` turn those of one case (``chosen``: the largest of a solved puzzle, else the first failing
+one) into 3-5 lines (``advice``):
 
     lanes      how many load and store lanes did work, and how many were masked off
     traffic    bytes moved against the compulsory bytes, and loads per input element
     coalescing how many loads of several lanes read consecutive elements
     atomics    how many, and per output element (only where there are some)
-    imbalance  the busiest program's loads against the mean (graph puzzles only)
+    imbalance  the busiest program's loads against the mean, in the launch that loaded most (graph puzzles only)
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ class Figures:
     input_elements: int  # the size of those inputs
     atomics: int  # atomic lanes
     output_elements: int
-    programs: int  # programs that ran, in every launch
-    program_loads: int  # elements loaded, summed over programs
-    busiest_program: int  # elements loaded by the program that loaded most
+    programs: int  # programs of the launch that loaded most (puzzle 7's scatter, not its small normalising launch)
+    program_loads: int  # elements that launch loaded, summed over its programs
+    busiest_program: int  # elements loaded by its program that loaded most
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -53,7 +54,10 @@ def figures(recorder, outputs: tuple[str, ...]) -> Figures:
     written = [r for r in regions if not r.given and (r.stores or r.atomics)]
     named = [r for r in written if r.label in outputs]
     results = named or written
-    per_program = [sum(loads.values()) for loads in recorder.program_loads.values()]
+    launches: dict[int, list[int]] = {}  # launch -> elements each of its programs loaded
+    for (launch, _), loads in recorder.program_loads.items():
+        launches.setdefault(launch, []).append(sum(loads.values()))
+    launch, per_program = max(launches.items(), key=lambda item: sum(item[1]), default=(0, []))
     return Figures(
         traffic.load_lanes, traffic.load_active, traffic.store_lanes, traffic.store_active, traffic.wide_loads,
         traffic.contiguous_loads,
@@ -61,17 +65,19 @@ def figures(recorder, outputs: tuple[str, ...]) -> Figures:
         compulsory_bytes=sum(r.numel * r.itemsize for r in inputs + results),
         input_loads=sum(r.loads for r in inputs), input_elements=sum(r.numel for r in inputs),
         atomics=sum(r.atomics for r in regions), output_elements=sum(r.numel for r in results),
-        programs=len(recorder.program_names), program_loads=sum(per_program),
+        programs=max(len(per_program), sum(1 for number, _ in recorder.program_names if number == launch)),
+        program_loads=sum(per_program),
         busiest_program=max(per_program, default=0))
 
 
 def chosen(cases) -> tuple[object, Figures] | None:
-    """The case the coach speaks of, with its figures: the largest (by compulsory bytes) passing case with a record,
-    else the largest case with one (a failing puzzle, shown with --coach); None where no case has a record."""
+    """The case the coach speaks of, with its figures: on a failing puzzle (--coach), its first failing case with a
+    record, the one `--map` draws; else the largest (by compulsory bytes) passing case. None without a record."""
     recorded = [(case, Figures(**case.coach)) for case in cases if case.coach is not None]
-    passing = [pair for pair in recorded if pair[0].passed]
-    pool = passing or recorded
-    return max(pool, key=lambda pair: pair[1].compulsory_bytes) if pool else None
+    failing = [pair for pair in recorded if not pair[0].passed and pair[0].reason != "skipped"]
+    if failing:
+        return failing[0]
+    return max(recorded, key=lambda pair: pair[1].compulsory_bytes) if recorded else None
 
 
 def _share(part: int, whole: int) -> str:

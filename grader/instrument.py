@@ -122,11 +122,35 @@ class RegionMap:
     masked: np.ndarray  # bool: a masked-off lane pointed at it
     raced: np.ndarray  # bool: two programs of one launch stored it, or one loaded what another stored
     masked_lanes: int = 0  # masked-off lanes of accesses through a pointer into this tensor (past its end too)
+    masking: set = field(default_factory=set)  # the programs those masked-off lanes belonged to
+    readers: set = field(default_factory=set)  # every program that loaded from it
+    writers: set = field(default_factory=set)  # every program that stored into it
+    # The first FIRST_PROGRAMS programs to load from it (and to store into it): every element each one touched,
+    # so that a summary says exactly what they did, also where programs overlap.
+    first_reads: dict = field(default_factory=dict)
+    first_writes: dict = field(default_factory=dict)
+
+    FIRST_PROGRAMS = 2
 
     @classmethod
     def empty(cls, numel: int) -> RegionMap:
         return cls(np.zeros(numel, np.int32), np.zeros(numel, np.int32), np.full(numel, -1, np.int32),
                    np.full(numel, -1, np.int32), np.zeros(numel, bool), np.zeros(numel, bool))
+
+    def touch(self, kind: str, ordinal: int, elements: np.ndarray) -> None:
+        """Note that program `ordinal` loaded (kind "load") or stored these elements (distinct indices)."""
+        if kind == "load":
+            self.reads[elements] += 1
+            unread = elements[self.reader[elements] < 0]
+            self.reader[unread] = ordinal
+            programs, first = self.readers, self.first_reads
+        else:
+            np.add.at(self.writes, elements, 1)  # an atomic's lanes may repeat an element: each updates it
+            self.writer[elements] = ordinal
+            programs, first = self.writers, self.first_writes
+        programs.add(ordinal)
+        if ordinal in first or len(first) < self.FIRST_PROGRAMS:
+            first.setdefault(ordinal, np.zeros(self.reads.size, bool))[elements] = True
 
 
 @dataclass
@@ -388,6 +412,10 @@ class Recorder:
             owner[inside] = index
         bad = owner < 0
         if bad.any():
+            for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
+                if region.map is not None and (owner == index).any():
+                    elements = (addrs[owner == index] - np.int64(region.start)) // region.itemsize
+                    region.map.touch(kind, len(self.program_names) - 1, np.unique(elements))
             region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
             first = sorted(set(((addrs[bad] - np.int64(region.start)) // region.itemsize).tolist()))[:4]
             self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape,
@@ -416,6 +444,7 @@ class Recorder:
             for region in regions:
                 if region.map is not None:
                     region.map.masked_lanes += off.size
+                    region.map.masking.add(len(self.program_names) - 1)
                     offsets = off - np.int64(region.start)
                     inside = (offsets >= 0) & (offsets < region.numel * region.itemsize) \
                         & (offsets % region.itemsize == 0)
@@ -429,19 +458,12 @@ class Recorder:
             region.atomics += elements.size
             region.written[elements] = True
             if region.map is not None:
-                np.add.at(region.map.writes, elements, 1)
-                region.map.writer[elements] = ordinal
+                region.map.touch(kind, ordinal, elements)
             return
         distinct, first = np.unique(elements, return_index=True)  # a GPU coalesces lanes with one address
         program = (self._grid_launches, self.program)
         if region.map is not None:
-            if kind == "load":
-                region.map.reads[distinct] += 1
-                unread = distinct[region.map.reader[distinct] < 0]
-                region.map.reader[unread] = ordinal
-            else:
-                region.map.writes[distinct] += 1
-                region.map.writer[distinct] = ordinal
+            region.map.touch(kind, ordinal, distinct)
         if kind == "load":
             region.loads += distinct.size
             _add(self.program_loads, program, region, distinct.size)

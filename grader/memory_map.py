@@ -251,19 +251,25 @@ def _runs(flags: np.ndarray) -> list[np.ndarray]:
 
 
 def _summary(region, role: str, owner: np.ndarray, unwritten: np.ndarray, programs: list[str]) -> str:
+    """One line in words: what the first programs read or wrote (all of it, also where programs overlap), how many
+    did, the most reads and writes of one element, masked-off lanes, races and elements never written."""
     record = region.map
-    verb = "wrote" if record.writes.any() else "read"
-    ran = np.unique(owner[owner >= 0])
-    parts = [f"program {programs[p]} {verb} {_span(region, np.flatnonzero(owner == p))}" for p in ran[:2]]
-    if ran.size > 2:
-        parts.append(f"... ({ran.size} programs in all)")
-    if not ran.size:
+    writes = bool(record.writers)
+    verb, first, touched = ("wrote", record.first_writes, record.writers) if writes else \
+        ("read", record.first_reads, record.readers)
+    parts = [f"program {programs[p]} {verb} {_span(region, np.flatnonzero(first[p]))}" for p in sorted(first)]
+    if len(touched) > len(first):
+        parts.append(f"... ({len(touched)} programs in all)")
+    if not touched:
         parts.append("no program read or wrote it")
-    most = int(record.reads.max()) if record.reads.size else 0
-    if most > 1:
-        parts.append(f"an element read up to {most} times")
+    for counts, what in ((record.reads, "read"), (record.writes, "written")):
+        most = int(counts.max()) if counts.size else 0
+        if most > 1:
+            parts.append(f"an element {what} up to {most} times")
     if record.masked_lanes:
-        parts.append(f"{record.masked_lanes} masked-off lane{'s' * (record.masked_lanes != 1)}")
+        who = (f"in program {programs[next(iter(record.masking))]}" if len(record.masking) == 1 else
+               f"in {len(record.masking)} programs")
+        parts.append(f"{record.masked_lanes} masked-off lane{'s' * (record.masked_lanes != 1)} {who}")
     for flags, what in ((record.raced, "raced"), (unwritten, "never written")):
         runs = _runs(flags)
         if runs:
@@ -313,17 +319,27 @@ def _colour_of(char: str, owner: int) -> int | None:
 
 def _header(picture: Picture) -> str:
     shape = "x".join(str(d) for d in picture.shape) or "scalar"
+    grid = ""
+    if len(picture.shape) > 2:  # drawn as (all but the last dimension) rows x the last one
+        grid = f", drawn as {'·'.join(str(d) for d in picture.shape[:-1])} rows of {picture.shape[-1]}"
     scale = "1 cell = 1 element" if picture.cell == (1, 1) else (
         f"1 cell = {picture.cell[1]} consecutive elements" if len(picture.shape) <= 1
-        else f"1 cell = {picture.cell[0]}x{picture.cell[1]} elements")
-    return f"{picture.label} ({picture.role}, {shape}; {scale})"
+        else f"1 cell = {picture.cell[0]} row{'s' * (picture.cell[0] > 1)} x {picture.cell[1]} "
+             f"element{'s' * (picture.cell[1] > 1)}")
+    return f"{picture.label} ({picture.role}, {shape}{grid}; {scale})"
 
 
 def _row_labels(picture: Picture) -> list[str]:
-    """The first element of each row of cells: its index (1-D) or its row."""
+    """The first element of each row of cells: its index (1-D), its row (2-D), or its leading indices (N-D:
+    '38,3' is v_scaled[38, 3, :])."""
     down = picture.present.shape[0]
-    step = picture.cell[1] * picture.present.shape[1] if len(picture.shape) <= 1 else picture.cell[0]
-    return [str(r * step) for r in range(down)]
+    if len(picture.shape) <= 1:
+        return [str(r * picture.cell[1] * picture.present.shape[1]) for r in range(down)]
+    lead = tuple(picture.shape[:-1])
+    rows = [r * picture.cell[0] for r in range(down)]
+    if len(lead) == 1 or not all(lead):
+        return [str(r) for r in rows]
+    return [",".join(str(int(i)) for i in np.unravel_index(min(r, int(np.prod(lead)) - 1), lead)) for r in rows]
 
 
 def render_text(maps: Maps, colour: bool = False) -> str:
@@ -351,10 +367,14 @@ def render_text(maps: Maps, colour: bool = False) -> str:
 
 def _legend(maps: Maps, used: set, colour: bool) -> list[str]:
     owners = sorted(int(u[1:]) for u in used if u.startswith("#"))
-    entries = []
+    entries, launch = [], None
     for owner in owners[:SHOWN_PROGRAMS]:
         char = _PROGRAM_CHARS[owner % len(_PROGRAM_CHARS)]
-        entries.append(f"{_painted([char], [_colour_of(char, owner)], colour)} program {maps.programs[owner]}")
+        name, _, of_launch = maps.programs[owner].partition(" of launch ")
+        # several launches: "launch 2:" once before its first program, not "of launch 2" in every entry
+        first = f"launch {of_launch}: " if of_launch and of_launch != launch else ""
+        launch = of_launch or launch
+        entries.append(f"{first}{_painted([char], [_colour_of(char, owner)], colour)} program {name}")
     if len(owners) > SHOWN_PROGRAMS:
         entries.append(f"... {len(maps.programs)} programs ran (letters and colours repeat)")
     marks = {"m": "masked-off lane (nothing else touched it)", "!": "race", "?": "output never written",
@@ -429,8 +449,10 @@ def figure(maps: Maps, heat: bool = False):
         owners = sorted({int(o) for p in maps.pictures for o in np.unique(p.owner[p.owner >= 0])})
         handles = [Patch(color=palette[o % len(palette)], label=f"program {maps.programs[o]}")
                    for o in owners[:SHOWN_PROGRAMS]]
+        used = {str(c) for p in maps.pictures for c in np.unique(cell_chars(p)[p.present])}
         handles += [Patch(color=np.array(_xterm_rgb(_MARK_COLOURS[m])), label=what) for m, what in
-                    (("m", "masked-off lane"), ("!", "race"), ("?", "output never written"), (".", "not touched"))]
+                    (("m", "masked-off lane"), ("!", "race"), ("?", "output never written"), (".", "not touched"))
+                    if m in used]
         fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7)
     if maps.title or maps.note:
         said = [maps.title, *textwrap.wrap(f"stopped: {maps.note}" if maps.note else "", 110)]
@@ -512,14 +534,24 @@ def _ending(execution) -> str:
     lines = [line.strip() for line in outcome.message.strip().splitlines()] or [""]
     where = [line for line in lines[1:2] if line.startswith(("in program", "at ", "it was running"))]
     said = "; ".join([lines[0], *where])
+    if outcome.reason == "budget":  # a map lets the kernel run to its end, where grading stops it when over
+        return f"over budget (counted over the whole run): {said}"
     return outcome.reason.replace("_", " ") + (f": {said}" if said else "")
 
 
-def _title(puzzle, index: int) -> str:
+def _title(puzzle, index: int, seed: int) -> str:
+    """Which puzzle and case, with every size (a graph's N and E too, drawn from the seed) and the seed, so the
+    same case can be graded or drawn again (--seed)."""
+    from .cases import make_inputs
+
     case = puzzle.cases[index]
-    sizes = ", ".join(f"{k}={v}" for k, v in {**case.dims, **case.blocks}.items())
+    try:
+        dims = make_inputs(puzzle.spec, case, seed)[1]
+    except Exception:  # noqa: BLE001 -- a title never fails a map; the case's own sizes still say a lot
+        dims = case.dims
+    sizes = ", ".join(f"{k}={v}" for k, v in {**dims, **case.blocks}.items())
     where = f" ({sizes})" if sizes else ""
-    return f"puzzle {puzzle.number} ({puzzle.slug}), case {index + 1} \"{case.name}\"{where}"
+    return f"puzzle {puzzle.number} ({puzzle.slug}), case {index + 1} \"{case.name}\"{where}, seed {seed}"
 
 
 def find_case(puzzle, key: str) -> int:
@@ -548,14 +580,14 @@ def map_isolated(puzzle, index: int, impl: str, file: str | None, seed: int, tim
             maps = Maps.from_json(sent)
         except ValueError as exc:
             maps = Maps([], note=f"the case's process sent back {exc}: nothing to draw")
-    maps.title = _title(puzzle, index)
+    maps.title = _title(puzzle, index, seed)
     return maps
 
 
 def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str | None, seed: int, timeout: float,
             interpret: bool) -> int:
     """``python -m grader N --map [CASE] [--map FILE.png] [--heat]``: print one case's maps; exit status 0 when the
-    case ran to its end, 1 when it stopped early, 2 on a usage error."""
+    case ran to its end, 1 when it stopped early, 2 on a usage error or a PNG that could not be written."""
     if len(puzzles) != 1:
         print("error: --map draws one puzzle's case: python -m grader 4 --map", file=sys.stderr)
         return 2
@@ -580,9 +612,12 @@ def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str 
     maps = map_isolated(puzzle, index, impl, file, seed, timeout)
     colour = use_colour()
     print(render_heat(maps, colour) if heat else render_text(maps, colour))
-    if pngs:
-        print(save_png(maps, pngs[0], heat))
+    said = save_png(maps, pngs[0], heat) if pngs else ""
+    if said:
+        print(said)
     sys.stdout.flush()
+    if said.startswith("no PNG"):
+        return 2  # the file asked for was not written
     return 1 if maps.note else 0
 
 
@@ -608,7 +643,7 @@ def show(puzzle, launcher, case: int | str | None = None, heat: bool = False, se
     puzzle = registry.find(puzzle)
     index = 0 if case is None else find_case(puzzle, str(case))
     maps = record_case(puzzle, launcher, puzzle.cases[index], seed, timeout or env.DEFAULT_TIMEOUT)
-    maps.title = _title(puzzle, index)
+    maps.title = _title(puzzle, index, seed)
     print(render_heat(maps) if heat else render_text(maps))
     fig = figure(maps, heat) if maps.pictures and "IPython" in sys.modules else None
     if fig is not None:

@@ -532,7 +532,8 @@ def _map_events(worker: _Worker, number: int, deadline: float) -> tuple[dict | N
         if kind == "load":
             continue
         if kind == "load_error" and isinstance(event.get("message"), str):
-            return None, "not run: " + (event["message"].strip().splitlines() or [""])[0]
+            first, *rest = [line.strip() for line in event["message"].strip().splitlines()[:3]] or [""]
+            return None, "not run: " + (f"{first.rstrip(':')}: {'; '.join(rest)}" if rest else first)
         if kind == "map" and isinstance(event.get("maps"), dict):
             return event["maps"], ""
         raise transfer.Malformed(f"an unexpected {kind!r} event")

@@ -134,7 +134,8 @@ def test_a_failed_puzzle_shows_the_coach_only_when_asked(tmp_path):
     asked = run_cli("2", "--file", str(wrong), "--seed", "1", "--coach")
     assert plain.returncode == asked.returncode == 1
     assert "coach, on case" not in plain.stdout
-    assert "coach, on case 'large' (N0=1000, N1=700; B0=128, B1=64, which failed):" in asked.stdout
+    # the first failing case, the one --map draws (not the largest: a failing puzzle is coached where it fails)
+    assert "coach, on case 'spec' (N0=50, N1=40; B0=16, B1=16, which failed):" in asked.stdout, asked.stdout
 
 
 @pytest.mark.puzzle1

@@ -123,7 +123,7 @@ def test_a_png_path_that_is_a_directory_is_refused(tmp_path):
 
 
 def test_a_file_name_with_escapes_and_a_newline_cannot_forge_the_report(tmp_path):
-    submission = tmp_path / "evil\n\x1b[2Jname.py".encode().decode("unicode_escape")
+    submission = tmp_path / "evil\n\x1b[2Jname.py"
     shutil.copy(ROOT / "solutions" / "p01_add.py", submission)
     run = run_cli("1", "--file", str(submission), timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -175,7 +175,7 @@ def test_the_text_report_of_a_hostile_file_is_clean(tmp_path):
     run = run_cli("1", "--file", str(kernel))
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr
     assert_clean(run.stdout, limit=4 * safe_output.MESSAGE_LIMIT)
-    assert "ValueError: red" in run.stdout and "p01_clear.py" in run.stdout
+    assert "ValueError: red" in run.stdout and "p01_?[2Jclear.py" in run.stdout  # the escape shown as ?
 
 
 # -- joining Gradescope parts (scripts/grade_submission.sh) -----------------------------------------------
