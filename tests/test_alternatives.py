@@ -35,8 +35,8 @@ def _launches_kept(kept: list):
     recording = instrument.recording
 
     @contextlib.contextmanager
-    def keeping():
-        with recording() as recorder:
+    def keeping(maps=False):
+        with recording(maps) as recorder:
             yield recorder
             if recorder is not None:
                 kept.extend(recorder.launches)

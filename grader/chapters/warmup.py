@@ -39,8 +39,37 @@ OUTER_ADD_CASES = (
     Case("large", dict(N0=1000, N1=700), dict(B0=128, B1=64)),
 )
 
+
+
+def _right_where(inputs, yours) -> torch.Tensor:
+    """Per element of z, whether it holds x[i] + y[j] (an unwritten element holds the grader's poison)."""
+    expected = specs.outer_add(inputs["x"], inputs["y"])
+    return (yours - expected).abs() <= 1e-5 * (expected.abs() + 1)
+
+
+def _only_first_rows(inputs, yours, blocks) -> bool:
+    """Check whether only z's first B1 rows are right: every program along axis 1 did rows 0..B1-1."""
+    right = _right_where(inputs, yours)
+    return right.shape[0] > blocks["B1"] and bool(right[: blocks["B1"]].all()) and not right[blocks["B1"]:].any()
+
+
+def _only_first_columns(inputs, yours, blocks) -> bool:
+    """Check whether only z's first B0 columns are right: every program along axis 0 did columns 0..B0-1."""
+    right = _right_where(inputs, yours)
+    return right.shape[1] > blocks["B0"] and bool(right[:, : blocks["B0"]].all()) and not right[:, blocks["B0"]:].any()
+
+
+OUTER_ADD_HINTS = (
+    Hint("rows ignore program_id(1)", _only_first_rows,
+         "only z's first B1 rows are right: the rows of program (i, j) start at tl.program_id(1) * B1 (axis 1 of the "
+         "grid walks y and the rows of z)"),
+    Hint("columns ignore program_id(0)", _only_first_columns,
+         "only z's first B0 columns are right: the columns of program (i, j) start at tl.program_id(0) * B0 (axis 0 "
+         "of the grid walks x and the columns of z)"),
+)
+
 OUTER_ADD = Puzzle(2, "outer_add", "Outer add: 2-D blocks", NOTEBOOK, specs.outer_add, OUTER_ADD_CASES,
-                   Tolerance(1e-6, magnitude_scale(specs.outer_add), "|x[i]| + |y[j]|"))
+                   Tolerance(1e-6, magnitude_scale(specs.outer_add), "|x[i]| + |y[j]|"), hints=OUTER_ADD_HINTS)
 
 # -- puzzle 3: row_sum ------------------------------------------------------------------------------
 
