@@ -65,9 +65,12 @@ MUTATIONS = [
     # puzzle 4
     Mutation(4, "no max subtraction", "(x - m) * LOG2E", "x * LOG2E", "mismatch", "NaN or inf", count=-1),
     Mutation(4, "padded lanes counted in the sum",
-             'other=float("-inf"))\n        denominator', "other=0.0)\n        denominator", "mismatch",
+             'other=float("-inf"),\n                    eviction_policy="evict_last")\n        denominator',
+             'other=0.0,\n                    eviction_policy="evict_last")\n        denominator', "mismatch",
              "padded lanes of the last block count as zeros"),
-    Mutation(5, "padded lanes load 0", 'other=float("-inf"))\n        new_max', "other=0.0)\n        new_max",
+    Mutation(5, "padded lanes load 0",
+             'other=float("-inf"),\n                    eviction_policy="evict_last")\n        new_max',
+             'other=0.0,\n                    eviction_policy="evict_last")\n        new_max',
              "mismatch", "padded lanes of the last block count as zeros"),
     Mutation(4, "running max started at 0", 'row_max = tl.full([B0], float("-inf"), dtype=tl.float32)',
              "row_max = tl.zeros([B0], dtype=tl.float32)", "mismatch", "Start the max at -inf"),
@@ -76,10 +79,11 @@ MUTATIONS = [
     Mutation(4, "writes only the first block of each row",
              "    for start in tl.range(0, T, B1):\n        cols = start + tl.arange(0, B1)\n"
              "        mask = row_ok[:, None] & (cols[None, :] < T)\n        x = tl.load(x_ptr + rows[:, None] * T + "
-             "cols[None, :], mask=mask)\n",
+             'cols[None, :], mask=mask, eviction_policy="evict_first")\n',
              "    for start in tl.range(0, B1, B1):\n        cols = start + tl.arange(0, B1)\n"
              "        mask = row_ok[:, None] & (cols[None, :] < T)\n        x = tl.load(x_ptr + rows[:, None] * T + "
-             "cols[None, :], mask=mask)\n", "never_written", "never written (missing tl.store or mask?)"),
+             'cols[None, :], mask=mask, eviction_policy="evict_first")\n', "never_written",
+             "never written (missing tl.store or mask?)"),
     # puzzle 5
     Mutation(5, "running sum not rescaled", "denominator = denominator * tl.exp2((row_max - new_max) * LOG2E) \\",
              "denominator = denominator \\", "mismatch", "the running sum is not rescaled"),
