@@ -58,7 +58,8 @@ def flash_attention_kernel(
     # >>> solution: about 18 lines
     LOG2E: tl.constexpr = 1.4426950408889634
     queries = tl.program_id(0) * B0 + tl.arange(0, B0)
-    q = tl.load(q_ptr + queries, mask=queries < N0, other=0.0)
+    # q times log2(e) once: scores come out in base 2, so exp2 needs no multiply per score (H200: not timed alone).
+    q = tl.load(q_ptr + queries, mask=queries < N0, other=0.0) * LOG2E
     running_max = tl.full([B0], float("-inf"), dtype=tl.float32)
     denominator = tl.zeros([B0], dtype=tl.float32)
     acc = tl.zeros([B0], dtype=tl.float32)
@@ -67,20 +68,22 @@ def flash_attention_kernel(
         key_ok = keys < T
         k = tl.load(k_ptr + keys, mask=key_ok, other=0.0)
         v = tl.load(v_ptr + keys, mask=key_ok, other=0.0)
+        # Scores as [B1, B0], keys down: Triton spreads threads along a block's last axis, so a thread owns whole
+        # query columns and the sums over keys need no shuffles between lanes (H200, 16384^2: 523.6 -> 114.7 us).
         # Padded keys get a score of -inf, so their weight exp(-inf - m) is exactly 0.
-        scores = tl.where(key_ok[None, :], q[:, None] * k[None, :], float("-inf"))
-        new_max = tl.maximum(running_max, tl.max(scores, axis=1))
-        alpha = tl.exp2((running_max - new_max) * LOG2E)  # re-bases both sums on the new max
-        weights = tl.exp2((scores - new_max[:, None]) * LOG2E)
-        denominator = denominator * alpha + tl.sum(weights, axis=1)
-        acc = acc * alpha + tl.sum(weights * v[None, :], axis=1)
+        scores = tl.where(key_ok[:, None], k[:, None] * q[None, :], float("-inf"))
+        new_max = tl.maximum(running_max, tl.max(scores, axis=0))
+        alpha = tl.exp2(running_max - new_max)  # re-bases both sums on the new max
+        weights = tl.exp2(scores - new_max[None, :])
+        denominator = denominator * alpha + tl.sum(weights, axis=0)
+        acc = acc * alpha + tl.sum(weights * v[:, None], axis=0)
         running_max = new_max
     tl.store(z_ptr + queries, acc / denominator, mask=queries < N0)
     # <<< solution
 
 
-def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, B0: int = 64, B1: int = 256) -> torch.Tensor:
-    """One program per B0 queries."""
+def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, B0: int = 32, B1: int = 256) -> torch.Tensor:
+    """One program per B0 queries. B0=32, B1=256: the solution's fastest on an H200 (docs/benchmarks.md)."""
     n0, t = q.numel(), k.numel()
     z = torch.empty_like(q)
     flash_attention_kernel[(triton.cdiv(n0, B0),)](q, k, v, z, n0, t, B0=B0, B1=B1)

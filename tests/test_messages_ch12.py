@@ -19,8 +19,8 @@ MUTATIONS = [
     Mutation(6, "keys loaded with other=-inf instead of a -inf score", "k = tl.load(k_ptr + keys, mask=key_ok, "
              "other=0.0)", 'k = tl.load(k_ptr + keys, mask=key_ok, other=float("-inf"))', "mismatch",
              "score q * (-inf), which is +inf for a negative q",
-             also=(('scores = tl.where(key_ok[None, :], q[:, None] * k[None, :], float("-inf"))',
-                    "scores = q[:, None] * k[None, :]"),)),
+             also=(('scores = tl.where(key_ok[:, None], k[:, None] * q[None, :], float("-inf"))',
+                    "scores = k[:, None] * q[None, :]"),)),
     Mutation(1, "offsets without tl.program_id", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "never_written", "Start each program's block at tl.program_id(0) * B0"),
     Mutation(2, "missing row mask, hint in puzzle 2's names", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",

@@ -32,11 +32,11 @@ MUTATIONS = [
                    "running_max = tl.zeros([BQ], dtype=tl.float32)", "mismatch",
                    "start the running max at -inf, not 0", case="scores far below 0, keys padded"),
     CaughtMutation(6, "mask applied after the max",
-                   'scores = tl.where(key_ok[None, :], q[:, None] * k[None, :], float("-inf"))\n'
-                   "        new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
-                   "scores = q[:, None] * k[None, :]\n"
-                   "        new_max = tl.maximum(running_max, tl.max(scores, axis=1))\n"
-                   '        scores = tl.where(key_ok[None, :], scores, float("-inf"))',
+                   'scores = tl.where(key_ok[:, None], k[:, None] * q[None, :], float("-inf"))\n'
+                   "        new_max = tl.maximum(running_max, tl.max(scores, axis=0))",
+                   "scores = k[:, None] * q[None, :]\n"
+                   "        new_max = tl.maximum(running_max, tl.max(scores, axis=0))\n"
+                   '        scores = tl.where(key_ok[:, None], scores, float("-inf"))',
                    "mismatch", "to -inf BEFORE tl.max", case="scores far below 0, keys padded"),
     # the base of the exponential
     CaughtMutation(12, "exp where exp2 is meant", "tl.exp2(", "tl.exp(", "mismatch",
