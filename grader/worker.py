@@ -3,7 +3,8 @@
 Run as ``python -m grader.worker FD`` with the job as JSON on stdin; events go to file descriptor
 FD, so that anything the learner's code prints (sent to stderr) cannot garble them. The events and
 the job are described in ``grader/runner.py``. The worker sends what the launcher did
-(``grading.execute``), never a verdict: the parent judges.
+(``grading.execute``), never a verdict: the parent judges. A job with "map" runs one case for its access maps
+(``grader.memory_map``) instead.
 """
 
 from __future__ import annotations
@@ -26,27 +27,28 @@ def main() -> None:
     mode = env.choose_mode(job["interpret"])  # before anything imports triton
     from . import grading, loader, registry, transfer
 
+    def load(number: int):
+        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said)."""
+        puzzle = registry.find(number)
+        emit(event="load", puzzle=puzzle.number)
+        try:
+            return puzzle, loader.load_launcher(puzzle, job["impl"], job["file"])
+        except loader.LoadError as exc:
+            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
+            return puzzle, None
+
     if job.get("map") is not None:  # one case, for its access maps (grader.memory_map), not for a grade
         from . import memory_map
 
-        puzzle = registry.find(job["puzzles"][0]["puzzle"])
-        emit(event="load", puzzle=puzzle.number)
-        try:
-            launcher = loader.load_launcher(puzzle, job["impl"], job["file"])
-        except loader.LoadError as exc:
-            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
-            return
-        maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
-        emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
+        puzzle, launcher = load(job["puzzles"][0]["puzzle"])
+        if launcher is not None:
+            maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
+            emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
 
     for item in job["puzzles"]:
-        puzzle = registry.find(item["puzzle"])
-        emit(event="load", puzzle=puzzle.number)
-        try:
-            launcher = loader.load_launcher(puzzle, job["impl"], job["file"])
-        except loader.LoadError as exc:
-            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
+        puzzle, launcher = load(item["puzzle"])
+        if launcher is None:
             continue
         for index in range(item["start"], len(puzzle.cases)):
             emit(event="start", puzzle=puzzle.number, case=index)

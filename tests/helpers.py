@@ -2,6 +2,7 @@
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,20 @@ def run_cli(*args, interpret=True, timeout=600, results=None):
         environment["TRITON_INTERPRET"] = "1"
     return subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
                           env=environment, timeout=timeout)
+
+
+def run_in_scratch_repository(tmp_path, submission: Path, *args):
+    """`python -m grader 1 --file SUBMISSION ARGS` run from a scratch copy of the repository's grader, solutions
+    and puzzles (tmp_path / "repo"), so that a submission that edits the grader cannot leave the real one
+    tampered with if the grader's defence fails: (the run, the scratch repository)."""
+    scratch = tmp_path / "repo"
+    for folder in ("grader", "solutions", "puzzles"):
+        shutil.copytree(ROOT / folder, scratch / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
+    environment.update(TRITON_INTERPRET="1", GRADER_RESULTS=str(tmp_path / "results.json"))
+    run = subprocess.run([sys.executable, "-m", "grader", "1", "--file", str(submission), *args], cwd=scratch,
+                         capture_output=True, text=True, env=environment, timeout=300)
+    return run, scratch
 
 
 def report(result) -> str:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import KERNELS, ROOT, requires_interpreter, run_cli
+from helpers import KERNELS, ROOT, requires_interpreter, run_cli, run_in_scratch_repository
 
 from grader import loader, transfer
 
@@ -149,23 +149,12 @@ def test_a_malformed_execution_is_refused(changes):
 
 def test_a_submission_that_edits_the_grader_is_void_and_the_grader_restored(tmp_path):
     """In a scratch copy of the repository, so that a failure here cannot leave the real grader tampered with."""
-    import os
-    import subprocess
-    import sys
-
-    scratch = tmp_path / "repo"
-    for folder in ("grader", "solutions", "puzzles"):
-        shutil.copytree(ROOT / folder, scratch / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    checker = scratch / "grader" / "checker.py"
-    original = checker.read_bytes()
     submission = tmp_path / "p01_edits_the_grader.py"
     shutil.copy(CHEATING / submission.name, submission)
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
-    environment.update(TRITON_INTERPRET="1", GRADER_RESULTS=str(tmp_path / "results.json"))
-    run = subprocess.run([sys.executable, "-m", "grader", "1", "--file", str(submission), "--json"], cwd=scratch,
-                         capture_output=True, text=True, env=environment, timeout=300)
+    original = (ROOT / "grader" / "checker.py").read_bytes()
+    run, scratch = run_in_scratch_repository(tmp_path, submission, "--json")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert checker.read_bytes() == original
+    assert (scratch / "grader" / "checker.py").read_bytes() == original
     void = [c for c in json.loads(run.stdout)["results"][0]["cases"] if c["name"] == "grader files"]
     assert void and "grader/checker.py" in void[0]["message"] and "void" in void[0]["message"]
     assert "sitecustomize.py" in void[0]["message"] and not (scratch / "sitecustomize.py").exists()

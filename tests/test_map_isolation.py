@@ -6,14 +6,11 @@ Each submission is copied to tmp_path and mapped with `python -m grader 1 --file
 """
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
 
 import pytest
-from helpers import KERNELS, ROOT, requires_interpreter, run_cli
+from helpers import KERNELS, ROOT, requires_interpreter, run_cli, run_in_scratch_repository
 
 pytestmark = [requires_interpreter, pytest.mark.puzzle1]
 
@@ -90,19 +87,13 @@ def test_a_daemon_started_while_mapping_does_not_outlive_it(tmp_path):
 
 def test_a_submission_that_edits_the_grader_while_mapped_is_undone_and_not_drawn(tmp_path):
     """In a scratch copy of the repository, so that a failure here cannot leave the real grader tampered with."""
-    scratch = tmp_path / "repo"
-    for folder in ("grader", "solutions", "puzzles"):
-        shutil.copytree(ROOT / folder, scratch / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    checker = scratch / "grader" / "checker.py"
-    original = checker.read_bytes()
     submission = tmp_path / "p01_edits_the_grader.py"
     shutil.copy(CHEATING / submission.name, submission)
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
-    environment.update(TRITON_INTERPRET="1", GRADER_RESULTS=str(tmp_path / "results.json"))
-    run = subprocess.run([sys.executable, "-m", "grader", "1", "--file", str(submission), "--map", "spec"],
-                         cwd=scratch, capture_output=True, text=True, env=environment, timeout=300)
+    original = (ROOT / "grader" / "checker.py").read_bytes()
+    run, scratch = run_in_scratch_repository(tmp_path, submission, "--map", "spec")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert checker.read_bytes() == original and not (scratch / "sitecustomize.py").exists()
+    assert (scratch / "grader" / "checker.py").read_bytes() == original
+    assert not (scratch / "sitecustomize.py").exists()
     assert "changed the grader's own files" in run.stdout and "grader/checker.py" in run.stdout, run.stdout
 
 
