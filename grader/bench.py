@@ -139,7 +139,10 @@ def _close(ours, reference, tolerance=(1e-3, 1e-5)) -> bool:
 
 
 def _failure(exc: Exception) -> str:
-    """A note for something that raised: its type and the first line of its message, table-safe."""
+    """A note for something that raised: its type and the first line of its message, table-safe; a peer whose
+    package is missing (PyTorch Geometric off the GPU machine) says which."""
+    if isinstance(exc, ImportError) and exc.name:
+        return f"not installed: {exc.name}"
     lines = str(exc).strip().splitlines()
     message = f": {lines[0][:120]}" if lines else ""
     return f"failed: {type(exc).__name__}{message}".replace("|", "/")
@@ -262,8 +265,6 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
         try:
             timed.append((name, _median_us(functools.partial(fn, **inputs)), "",
                           _close(fn(**inputs), reference, bench.close)))
-        except ImportError as exc:
-            timed.append((name, None, f"not installed: {exc.name}", True))
         except Exception as exc:
             timed.append((name, None, _failure(exc), True))
 

@@ -116,6 +116,25 @@ def _pyg_gather(v_scaled, score, col_ptr, edge_id):
     return _pyg_scatter(v_scaled, score, dst, col_ptr.numel() - 1)
 
 
+def pyg_aggregate(node_feat, edge_weight, row, col):
+    """Puzzle 9 with PyTorch Geometric over the kept slot-to-node index: weighted neighbours, summed per node."""
+    from torch_geometric.utils import scatter
+
+    return scatter(edge_weight[..., None] * node_feat[col], row, dim=0, dim_size=node_feat.shape[0], reduce="sum")
+
+
+def pyg_attention(q, k, v, e, src, dst):
+    """Puzzle 10's layer as a PyTorch Geometric user writes it over a kept COO: clipped edge scores, PyG's
+    softmax over each node's incoming edges, then a sum of the weighted values. The spec's exp(logit) / (sum
+    + 1e-6) is this softmax up to that 1e-6 (at most 1.5e-4 of a node's sum: each weight is at least e^-5),
+    and a node with no incoming edge is 0 in both."""
+    from torch_geometric.utils import scatter, softmax
+
+    e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e
+    alpha = softmax(torch.clamp(e_out.sum(-1), -5, 5), dst, num_nodes=q.shape[0])  # [E, H], per head
+    return scatter(alpha[..., None] * v[src], dst, dim=0, dim_size=q.shape[0], reduce="sum"), e_out
+
+
 # -- chapter 4: float16 inputs ----------------------------------------------------------------------------
 
 # Library results come back in float16 (about 1e-3 relative rounding) and the kernels round their operands to
@@ -193,6 +212,9 @@ SPARSE_ATTENTION_BENCH = Bench(
 
 # -- every puzzle's, by slug -----------------------------------------------------------------------------
 
+# The PyG peers are timed eager only: compiled, they would be the same gathers and scatters as the compiled
+# PyTorch peer beside them, and each compile costs the GPU run tens of seconds per size.
+
 BENCHES: dict[str, Bench] = {
     "add": Bench(sizes=(dict(N0=1 << 26),), blocks=(dict(B0=1024), dict(B0=4096))),
     "outer_add": Bench(sizes=(dict(N0=16384, N1=16384),),
@@ -218,9 +240,13 @@ BENCHES: dict[str, Bench] = {
                            blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)),
                            cuda_graph=True,
                            baselines={"vectorised index_add_ (slots kept)": Baseline(_slots_kept,
-                                                                                     _vectorised_aggregate)}),
+                                                                                     _vectorised_aggregate),
+                                      "PyG scatter (slots kept)": Baseline(_slots_kept, pyg_aggregate,
+                                                                           compile=False)}),
     "graph_attention": graph_bench(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
-                                   baselines={"PyTorch layer (COO kept)": Baseline(_edge_ends_kept, coo_attention)}),
+                                   baselines={"PyTorch layer (COO kept)": Baseline(_edge_ends_kept, coo_attention),
+                                              "PyG softmax and scatter (COO kept)": Baseline(
+                                                  _edge_ends_kept, pyg_attention, compile=False)}),
     "matmul": MATMUL_BENCH,
     "attention": ATTENTION_BENCH,
     "sparse_attention": SPARSE_ATTENTION_BENCH,
