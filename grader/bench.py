@@ -12,7 +12,8 @@ once, every output written once) against a device-to-device copy measured in the
 floor is the traffic the puzzle's algorithm must move (compulsory plus its re-reads) over that
 copy bandwidth; "of floor" is floor time / measured time. For the tensor-core puzzles (a Bench
 with ``flops``) it also reports TFLOP/s against torch.matmul's float16 rate, measured in the same
-run, and the floor is the larger of the memory floor and the FLOPs at that rate.
+run, and the floor is the larger of the memory floor and the FLOPs at that rate. The Markdown opens with
+the peers table (``peers_table``): per puzzle and size, the solution against its fastest correct peer.
 
     python -m grader bench 11 12 13 --markdown bench.md --json bench.json --plot bench.png
 """
@@ -30,6 +31,8 @@ from collections.abc import Iterator
 from . import env
 from .cases import as_list
 
+OURS = "triton (ours)"  # the graded launcher's row; its variants are "triton (launcher name)"
+CUDA_GRAPH = ", CUDA graph"  # the suffix of a row replayed from a CUDA graph
 COPY_BYTES = 2 << 30  # large enough to defeat the 60 MB L2
 MATMUL_SIZE = 8192  # a float16 matmul this large runs at the tensor cores' sustained rate
 
@@ -188,7 +191,7 @@ def _time_baseline(name, baseline, inputs, reference, bench, use_compile) -> lis
     note = "; ".join(filter(None, [_settings_note(settings), baseline.note(prepared) if baseline.note else ""]))
     timed = [(name, us, note, correct)]
     if bench.cuda_graph:
-        timed.append((f"{name}, CUDA graph", _graph_us(functools.partial(run, **settings)), "", True))
+        timed.append((name + CUDA_GRAPH, _graph_us(functools.partial(run, **settings)), "", True))
     if use_compile and baseline.compile:
         try:
             compiled_run = torch.compile(baseline.run, dynamic=False)
@@ -236,9 +239,9 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
     best, _ = _fastest(launcher, args, bench.blocks, reference, bench.close)
     if best is not None:
         blocks = best[1]
-        timed.append(("triton (ours)", best[0], _settings_note(blocks), best[2]))
+        timed.append((OURS, best[0], _settings_note(blocks), best[2]))
         if bench.cuda_graph:
-            timed.append(("triton (ours), CUDA graph", _graph_us(functools.partial(launcher, *args, **blocks)),
+            timed.append((OURS + CUDA_GRAPH, _graph_us(functools.partial(launcher, *args, **blocks)),
                           "", best[2]))
     module = sys.modules[launcher.__module__]
     for name, wanted in bench.variants.items():
@@ -251,7 +254,7 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
                 timed.append((f"triton ({name})", None, _failure(exc), True))
     timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
     if bench.cuda_graph:
-        timed.append(("eager PyTorch (spec), CUDA graph", _graph_us(lambda: puzzle.spec(**inputs)), "", True))
+        timed.append(("eager PyTorch (spec)" + CUDA_GRAPH, _graph_us(lambda: puzzle.spec(**inputs)), "", True))
     if use_compile and bench.compile_spec:
         try:
             compiled = torch.compile(puzzle.spec, dynamic=False)
@@ -301,6 +304,31 @@ def bench_puzzle(puzzle, launcher, bandwidth: float, exp_rate: float, use_compil
         torch.cuda.empty_cache()
 
 
+def _is_peer(row: dict) -> bool:
+    """A correct result of something other than our solution, launched as a program would launch it."""
+    return (row["us"] is not None and row["correct"] and not row["impl"].startswith("triton (")
+            and not row["impl"].endswith(CUDA_GRAPH))
+
+
+def peers_table(rows: list[dict]) -> str:
+    """One row per puzzle and size: our solution (at its fastest block setting), the fastest correct peer (eager,
+    torch.compile, library call or baseline), peer µs / our µs (1 or more: ours is faster), and the share of
+    the floor ours reaches. Our variants are not peers, and CUDA-graph rows stay in the puzzle's own table:
+    here a launch is compared with a launch."""
+    lines = ["| puzzle | size | solution µs | best peer | peer µs | peer / ours | ours of floor |",
+             "|---|---|---:|---|---:|---:|---:|"]
+    for number, size in dict.fromkeys((r["puzzle"], r["size"]) for r in rows):
+        group = [r for r in rows if r["puzzle"] == number and r["size"] == size]
+        ours = next((r for r in group if r["impl"] == OURS and r["us"] is not None), None)
+        peer = min(filter(_is_peer, group), key=lambda r: r["us"], default=None)
+        ours_cells = ["—", "—"] if ours is None else [
+            f"{ours['us']:.1f}" + ("" if ours["correct"] else " WRONG RESULT"), f"{ours['floor_us'] / ours['us']:.0%}"]
+        peer_cells = ["—", "—"] if peer is None else [peer["impl"], f"{peer['us']:.1f}"]
+        ratio = "—" if ours is None or peer is None else f"{peer['us'] / ours['us']:.2f}x"
+        lines.append("| " + " | ".join([str(number), size, ours_cells[0], *peer_cells, ratio, ours_cells[1]]) + " |")
+    return "\n".join(lines)
+
+
 def markdown(rows: list[dict], header: dict) -> str:
     rates = f"exp2 rate: {header['exp2_rate'] / 1e9:.0f} G/s."
     if "matmul_flops" in header:
@@ -309,6 +337,8 @@ def markdown(rows: list[dict], header: dict) -> str:
     lines = [f"Device: {header['device']}; torch {header['torch']}, triton {header['triton']}, "
              f"numpy {header['numpy']}, Python {header['python']}; {header['date']}.",
              f"Copy bandwidth (device-to-device, read + write): {header['copy_gbps']:.0f} GB/s. {rates}", ""]
+    if rows:
+        lines += ["### Peers", "", peers_table(rows), ""]
     for number in dict.fromkeys(r["puzzle"] for r in rows):
         group = [r for r in rows if r["puzzle"] == number]
         compute_bound = "gexp_per_s" in group[0]

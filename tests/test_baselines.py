@@ -145,6 +145,37 @@ def test_markdown_of_a_sparse_row_gives_the_fill_note_once_per_size():
     assert "matmul rate" not in text
 
 
+def test_peers_table_compares_the_solution_with_its_fastest_correct_peer():
+    """Faster rows that are not peers stand beside the real one: our variant, our own and a peer's CUDA-graph
+    replay, a wrong result; a failed peer has no time. A size where ours failed still gets its row."""
+    rows = [_row(9, "small", "triton (ours)", 8.0, "BLOCK_E=8"),
+            _row(9, "small", "triton (ours), CUDA graph", 3.0),
+            _row(9, "small", "triton (coo_scan)", 2.0),
+            _row(9, "small", "eager PyTorch (spec)", 180.0),
+            _row(9, "small", "eager PyTorch (spec), CUDA graph", 1.0),
+            _row(9, "small", "PyG scatter (slots kept)", 4.0, correct=False),
+            _row(9, "small", "torch.compile (spec)", None, "failed: RuntimeError"),
+            _row(9, "small", "vectorised index_add_ (slots kept)", 26.0),
+            _row(9, "large", "triton (ours)", None, "failed: OutOfResources"),
+            _row(9, "large", "eager PyTorch (spec)", 300.0),
+            _row(13, "random", "triton (ours)", 40.0),
+            _row(13, "random", "eager PyTorch (spec)", 900.0),
+            _row(13, "random", "Triton CSR, CUDA cores (one program per row)", 25.0)]
+    table = [[cell.strip() for cell in line.strip("|").split("|")] for line in bench.peers_table(rows).splitlines()]
+    assert table[0] == ["puzzle", "size", "solution µs", "best peer", "peer µs", "peer / ours", "ours of floor"]
+    assert table[2:] == [["9", "small", "8.0", "vectorised index_add_ (slots kept)", "26.0", "3.25x", "125%"],
+                         ["9", "large", "—", "eager PyTorch (spec)", "300.0", "—", "—"],
+                         ["13", "random", "40.0", "Triton CSR, CUDA cores (one program per row)", "25.0", "0.62x",
+                          "25%"]]
+    text = bench.markdown(rows, HEADER)
+    assert text.index("### Peers\n\n| puzzle |") < text.index("### Puzzle 9")
+
+
+def test_peers_table_marks_a_wrong_solution():
+    rows = [_row(4, "N0=4", "triton (ours)", 5.0, correct=False), _row(4, "N0=4", "eager PyTorch (spec)", 10.0)]
+    assert "| 4 | N0=4 | 5.0 WRONG RESULT | eager PyTorch (spec) | 10.0 | 2.00x | 200% |" in bench.peers_table(rows)
+
+
 # -- bench_size without a GPU: the clock and the inputs' device replaced ----------------------------------------
 
 @pytest.fixture
