@@ -146,7 +146,9 @@ MATMUL_BENCH = Bench(
            dict(M=4000, K=4096, N=4040)),  # no multiple of 128 in M or N: partial blocks at the edges
     blocks=(dict(BM=128, BN=128, BK=64), dict(BM=128, BN=256, BK=64), dict(BM=64, BN=128, BK=64),
             dict(BM=128, BN=128, BK=32)),
-    library={"torch.matmul (float16)": lambda a, b: torch.matmul(a, b)},
+    # cuBLAS two ways: float16 out (what torch.matmul returns) and float32 out like ours, the same bytes written
+    library={"torch.matmul (float16)": lambda a, b: torch.matmul(a, b),
+             "torch.mm (float32 out)": lambda a, b: torch.mm(a, b, out_dtype=torch.float32)},
     flops=lambda d: 2 * d["M"] * d["N"] * d["K"], close=HALF_CLOSE)
 
 

@@ -10,6 +10,16 @@ The stub keeps everything else and puts a short placeholder in its place: ``pass
 (it stores nothing, so the grader reports "not started"), or ``raise NotImplementedError`` where
 the marker says ``# >>> solution (launcher): ...``.
 
+A solution may also go past its puzzle's lesson (a faster schedule, say) between
+
+    # >>> beyond the lesson: what it does and why
+    ...
+    # <<< beyond the lesson
+
+The stub leaves such a section out altogether: the learner is not asked to write it, and the
+stub's launcher is the lesson's. ``lesson_form`` keeps the solution regions and drops these
+sections, which is the solution a learner would write (the tests grade it too).
+
 The notebooks' exercise cells hold the same stub code (the puzzle file after its docstring), and
 are committed without outputs; this module checks and writes those too. The other cells keep their
 stored outputs (tests/test_notebooks.py checks that those are current).
@@ -25,37 +35,61 @@ import ast
 import json
 import re
 import sys
+from typing import NamedTuple
 
 from .loader import ROOT
 from .registry import PUZZLES
 
 _BEGIN = re.compile(r"^(?P<indent>\s*)# >>> solution(?P<launcher> \(launcher\))?: (?P<size>.+)$")
 _END = re.compile(r"^\s*# <<< solution\s*$")
+_BEYOND_BEGIN = re.compile(r"^\s*# >>> beyond the lesson: .+$")
+_BEYOND_END = re.compile(r"^\s*# <<< beyond the lesson\s*$")
+
+
+def _rewrite(solution: str, number: int, keep_solution: bool) -> str:
+    """The solution without its "beyond the lesson" sections, and without its solution regions too
+    (a placeholder in each) unless keep_solution."""
+    out, inside = [], None  # inside: the match of the open region's first line
+    for lineno, line in enumerate(solution.splitlines(keepends=True), 1):
+        text = line.rstrip("\n")
+        begin = _BEGIN.match(text) or _BEYOND_BEGIN.match(text)
+        end = _END.match(text) or _BEYOND_END.match(text)
+        if begin:
+            if inside is not None:
+                raise ValueError(f"line {lineno}: a region opened inside another (line {inside.lineno})")
+            inside = _Open(begin, lineno)
+            if begin.re is _BEGIN and not keep_solution:
+                indent = begin["indent"]
+                out.append(f"{indent}# Your code here: {begin['size']}.\n")
+                if begin["launcher"]:
+                    out.append(f'{indent}raise NotImplementedError("puzzle {number}: write the launcher")\n')
+                else:
+                    out.append(f"{indent}pass\n")
+        elif end:
+            if inside is None or (end.re is _END) != (inside.match.re is _BEGIN):
+                raise ValueError(f"line {lineno}: {text.strip()!r} closes a region that is not open")
+            inside = None
+        elif inside is None or (keep_solution and inside.match.re is _BEGIN):
+            out.append(line)
+    if inside is not None:
+        raise ValueError(f"line {inside.lineno}: this region is never closed")
+    return "".join(out).rstrip("\n") + "\n"  # a section left out at the end leaves no blank lines behind
+
+
+class _Open(NamedTuple):
+    """A region's opening marker and its line number."""
+    match: re.Match
+    lineno: int
 
 
 def make_stub(solution: str, number: int) -> str:
-    out, inside = [], None
-    for lineno, line in enumerate(solution.splitlines(keepends=True), 1):
-        begin = _BEGIN.match(line.rstrip("\n"))
-        if begin:
-            if inside is not None:
-                raise ValueError(f"line {lineno}: solution block opened twice")
-            inside = begin
-            indent = begin["indent"]
-            out.append(f"{indent}# Your code here: {begin['size']}.\n")
-            if begin["launcher"]:
-                out.append(f'{indent}raise NotImplementedError("puzzle {number}: write the launcher")\n')
-            else:
-                out.append(f"{indent}pass\n")
-        elif _END.match(line):
-            if inside is None:
-                raise ValueError(f"line {lineno}: solution block closed but never opened")
-            inside = None
-        elif inside is None:
-            out.append(line)
-    if inside is not None:
-        raise ValueError("a solution block is never closed")
-    return "".join(out)
+    """The learner's stub: a placeholder for each solution region, no "beyond the lesson" section."""
+    return _rewrite(solution, number, keep_solution=False)
+
+
+def lesson_form(solution: str, number: int) -> str:
+    """The solution as its puzzle asks for it: solution regions kept, "beyond the lesson" sections left out."""
+    return _rewrite(solution, number, keep_solution=True)
 
 
 def code_part(text: str) -> str:

@@ -2,13 +2,15 @@
 
 import ast
 import inspect
+import re
 import textwrap
 
 import pytest
-from helpers import ROOT, by_puzzle, grade_file, grade_text, requires_interpreter, stub_text
+from helpers import ROOT, by_puzzle, grade_file, grade_text, requires_interpreter, solution_text, stub_text
 
 from grader import registry
 from grader.cases import make_inputs
+from grader.stubs import lesson_form, make_stub
 
 pytestmark = requires_interpreter
 
@@ -28,6 +30,57 @@ def test_stub_is_not_started(puzzle, tmp_path):
     assert result.status == "not_started"
     assert result.cases[-1].message.startswith("not implemented yet")
     assert len(result.cases) == 1  # grading stops at the first case
+
+
+_GOES_BEYOND = [p for p in registry.PUZZLES if "# >>> beyond the lesson:" in solution_text(p)]
+
+
+def test_some_solution_goes_beyond_its_lesson():
+    assert [p.number for p in _GOES_BEYOND] == [11]  # the persistent matmul schedule (issue 11)
+
+
+@pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
+def test_the_lesson_form_of_a_solution_passes_too(puzzle, tmp_path):
+    """Without its "beyond the lesson" sections a solution is what the stub asks for, and it must pass alone."""
+    text = lesson_form(solution_text(puzzle), puzzle.number)
+    assert "beyond the lesson" not in text
+    result = grade_text(puzzle, text, tmp_path, first_failure=False)
+    assert result.status == "passed", [c.message for c in result.cases if not c.passed]
+
+
+_MARKED = """def launch(x):
+    # >>> solution: about 1 line
+    y = x + 1
+    # <<< solution
+    # >>> beyond the lesson: a faster way
+    return fast(x)
+    # <<< beyond the lesson
+    return y
+
+
+# >>> beyond the lesson: the faster way
+def fast(x):
+    return x + 1
+# <<< beyond the lesson
+"""
+
+
+def test_a_stub_leaves_out_what_goes_beyond_the_lesson():
+    assert make_stub(_MARKED, 1) == ("def launch(x):\n    # Your code here: about 1 line.\n    pass\n"
+                                     "    return y\n")
+    assert lesson_form(_MARKED, 1) == "def launch(x):\n    y = x + 1\n    return y\n"
+
+
+@pytest.mark.parametrize("broken, clue", [
+    (_MARKED.replace("    # <<< solution\n", ""), "line 4: a region opened inside another (line 2)"),
+    (_MARKED.replace("# <<< beyond the lesson\n", "", 1), "line 10: a region opened inside another (line 5)"),
+    (_MARKED.replace("    # <<< solution\n", "    # <<< beyond the lesson\n"), "line 4: '# <<< beyond the lesson' "
+                                                                                  "closes a region that is not open"),
+    (_MARKED.rsplit("# <<<", 1)[0], "line 11: this region is never closed"),
+])
+def test_a_broken_marker_is_named_with_its_line(broken, clue):
+    with pytest.raises(ValueError, match=re.escape(clue)):
+        make_stub(broken, 1)
 
 
 def _cdiv(a: int, b: int) -> int:
