@@ -35,6 +35,7 @@ OURS = "triton (ours)"  # the graded launcher's row; its variants are "triton (l
 CUDA_GRAPH = ", CUDA graph"  # the suffix of a row replayed from a CUDA graph
 COPY_BYTES = 2 << 30  # large enough to defeat the 60 MB L2
 MATMUL_SIZE = 8192  # a float16 matmul this large runs at the tensor cores' sustained rate
+RECORDED = "docs/bench/peers.json"  # every puzzle's bench, one run on a GPU (docs/benchmarks.md says which)
 
 
 def _parser():
@@ -46,6 +47,8 @@ def _parser():
     parser.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile (it takes a while)")
+    parser.add_argument("--recorded", action="store_true",
+                        help=f"print the peers table recorded on a GPU ({RECORDED}); needs no GPU")
     return parser
 
 
@@ -329,6 +332,25 @@ def peers_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def recorded_peers(numbers, path=None) -> str:
+    """The peers table of the puzzles `numbers` as recorded in `path` (default: the repository's RECORDED file),
+    under a line saying where and when: what the notebooks show where there is no GPU."""
+    from .loader import ROOT
+
+    path = ROOT / RECORDED if path is None else path
+    try:
+        recorded = json.loads(path.read_text())
+        header = recorded["header"]
+        rows = [r for r in recorded["rows"] if r["puzzle"] in set(numbers)]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"no recorded results to show ({path.name}: {type(exc).__name__})"
+    if not rows:
+        return f"{path.name} holds no results for puzzle(s) {', '.join(map(str, numbers))}"
+    return (f"Recorded on {header['device']}, {header['date']} (torch {header['torch']}, triton "
+            f"{header['triton']}); median µs, peer / ours of 1 or more means the solution is faster:\n\n"
+            + peers_table(rows))
+
+
 def markdown(rows: list[dict], header: dict) -> str:
     rates = f"exp2 rate: {header['exp2_rate'] / 1e9:.0f} G/s."
     if "matmul_flops" in header:
@@ -425,7 +447,17 @@ def plot(rows: list[dict], path: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.recorded:
+        from . import registry
+
+        try:
+            numbers = [registry.find(p).number for p in args.puzzles]
+        except KeyError as exc:
+            parser.error(exc.args[0])
+        print(recorded_peers(numbers))
+        return 0
     mode = env.choose_mode()
     if mode.interpret:
         print("error: bench needs a CUDA GPU (timings in the interpreter mean nothing)", file=sys.stderr)

@@ -158,7 +158,7 @@ def _sdpa_heads(q, k, v):
 
 
 ATTENTION_BENCH = Bench(
-    sizes=(dict(N=4096, T=4096, D=64), dict(N=16384, T=16384, D=64), dict(N=8192, T=8192, D=128)),
+    sizes=tuple(dict(N=n, T=n, D=d) for d in (64, 128) for n in (4096, 8192, 16384)),  # the sizes issue 11 names
     blocks=(dict(BQ=128, BK=64), dict(BQ=128, BK=128), dict(BQ=64, BK=64), dict(BQ=64, BK=128)),
     library={"scaled_dot_product_attention": _sdpa_heads},
     flops=lambda d: 4 * d["N"] * d["T"] * d["D"],  # two products of N x T x D multiply-adds

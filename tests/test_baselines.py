@@ -6,6 +6,7 @@ timer replaced, so everything but the clock is exercised. Run: `python -m pytest
 """
 
 import dataclasses
+import json
 import warnings
 
 import pytest
@@ -174,6 +175,20 @@ def test_peers_table_compares_the_solution_with_its_fastest_correct_peer():
 def test_peers_table_marks_a_wrong_solution():
     rows = [_row(4, "N0=4", "triton (ours)", 5.0, correct=False), _row(4, "N0=4", "eager PyTorch (spec)", 10.0)]
     assert "| 4 | N0=4 | 5.0 WRONG RESULT | eager PyTorch (spec) | 10.0 | 2.00x | 200% |" in bench.peers_table(rows)
+
+
+def test_recorded_peers_shows_the_chosen_puzzles_under_where_they_were_measured(tmp_path):
+    rows = [_row(4, "N0=4", "triton (ours)", 5.0), _row(4, "N0=4", "eager PyTorch (spec)", 10.0),
+            _row(12, "N=64", "triton (ours)", 7.0), _row(12, "N=64", "eager PyTorch (spec)", 70.0)]
+    path = tmp_path / "peers.json"
+    path.write_text(json.dumps({"header": HEADER, "rows": rows}))
+    text = bench.recorded_peers([4], path)
+    assert text.splitlines()[0].startswith(f"Recorded on {HEADER['device']}, {HEADER['date']} (torch")
+    assert "| 4 | N0=4 | 5.0 | eager PyTorch (spec) | 10.0 | 2.00x |" in text and "N=64" not in text
+    assert bench.recorded_peers([7], path) == "peers.json holds no results for puzzle(s) 7"
+    path.write_text("{not json")
+    assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: JSONDecodeError)"
+    assert "FileNotFoundError" in bench.recorded_peers([4], tmp_path / "absent.json")
 
 
 # -- bench_size without a GPU: the clock and the inputs' device replaced ----------------------------------------
