@@ -25,6 +25,7 @@ import datetime
 import functools
 import json
 import platform
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -477,6 +478,8 @@ def main(argv: list[str]) -> int:
     if any(getattr(settings_of(p), "flops", None) for p in puzzles):
         flop_rate = header["matmul_flops"] = matmul_rate()
     rows = []
+    # `timeout` and schedulers stop a long run with SIGTERM: exit through the `finally` below, which writes the rows
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         for puzzle in puzzles:
             if settings_of(puzzle) is None:
