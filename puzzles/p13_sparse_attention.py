@@ -90,10 +90,8 @@ def sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window_p
     o = torch.empty((n, d), dtype=torch.float32, device=q.device)
     windows = window_order.numel()
     if windows:
-        # A 16x16 tile is one warp's work; the stages overlap later TCBs' gathers with this one's dots
-        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; scripts/explore_tensor_core_kernels.py).
-        # 5 stages, not 3, at D <= 64: N/16 one-warp programs leave 2 warps per scheduler, so each warp must keep
-        # more gathers in flight (H200, random graph N=16384: 39.1 -> 30.7 us; docs/benchmarks.md, issue 11)
+        # A 16x16 tile is one warp's work; 3 stages overlap the next TCB's gathers with this one's dots
+        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; scripts/explore_tensor_core_kernels.py)
         sparse_attention_kernel[(windows,)](q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o, n, d ** -0.5,
-                                            D=d, num_warps=1 if d <= 64 else 2, num_stages=5 if d <= 64 else 3)
+                                            D=d, num_warps=1 if d <= 64 else 2, num_stages=3)
     return o

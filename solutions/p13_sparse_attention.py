@@ -118,11 +118,74 @@ def sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window_p
         raise ValueError(f"D={d}: this kernel takes D a power of two from 16 to 256")
     o = torch.empty((n, d), dtype=torch.float32, device=q.device)
     windows = window_order.numel()
+    # >>> beyond the lesson: windows of two TCBs or more on average: two TCBs per step (end of this file)
+    if tcb_col.shape[0] >= 2 * windows > 0:
+        return sparse_attention_pairs(q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o)
+    # <<< beyond the lesson
     if windows:
-        # A 16x16 tile is one warp's work; the stages overlap later TCBs' gathers with this one's dots
-        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; scripts/explore_tensor_core_kernels.py).
-        # 5 stages, not 3, at D <= 64: N/16 one-warp programs leave 2 warps per scheduler, so each warp must keep
-        # more gathers in flight (H200, random graph N=16384: 39.1 -> 30.7 us; docs/benchmarks.md, issue 11)
+        # A 16x16 tile is one warp's work; 3 stages overlap the next TCB's gathers with this one's dots
+        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; scripts/explore_tensor_core_kernels.py)
         sparse_attention_kernel[(windows,)](q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o, n, d ** -0.5,
-                                            D=d, num_warps=1 if d <= 64 else 2, num_stages=5 if d <= 64 else 3)
+                                            D=d, num_warps=1 if d <= 64 else 2, num_stages=3)
     return o
+
+
+# >>> beyond the lesson: two TCBs per loop step (issue 11)
+# Not part of the puzzle: the stub leaves this section out. At a fill of 6% (a random graph) a window holds about
+# 32 TCBs, and one warp per window walking them one at a time waits on each TCB's gathers: the N/16 one-warp
+# programs leave about 7 warps per multiprocessor, too few to hide the latency (ncu: schedulers idle 71% of cycles;
+# docs/benchmarks.md, "Peers (issue 11): puzzle 13"). Two TCBs per step gather 32 rows of k and v at once, and 5
+# pipeline stages keep more of them in flight. H200, D=64, against the lesson's kernel at 3 stages: random graph
+# N=16384 39.6 -> 22.3 µs (the CSR kernel: 24.4), N=65536 97.0 -> 72.0 µs (CSR: 77.6); banded and molecule graphs
+# within 10% of it either way.
+
+@triton.jit
+def sparse_attention_pairs_kernel(q_ptr, k_ptr, v_ptr, window_ptr_ptr, tcb_col_ptr, tcb_mask_ptr, window_order_ptr,
+                                  o_ptr, N, scale, D: tl.constexpr):
+    """The lesson's kernel with TCBs tcb and tcb + 1 as one [16 rows, 32 columns] tile per step; when a window has
+    an odd number of TCBs, the last step's second half is masked off (no columns, no edges)."""
+    LOG2E: tl.constexpr = 1.4426950408889634
+    window = tl.load(window_order_ptr + tl.program_id(0))
+    rows = window * 16 + tl.arange(0, 16)
+    slots = tl.arange(0, 16)
+    columns = tl.arange(0, 32)  # slot c of TCB tcb + c // 16
+    feats = tl.arange(0, D)
+    row_ok = rows < N
+    q = tl.load(q_ptr + rows[:, None] * D + feats[None, :], mask=row_ok[:, None], other=0.0)
+    running_max = tl.full([16], float("-inf"), dtype=tl.float32)
+    total = tl.zeros([16], dtype=tl.float32)
+    acc = tl.zeros([16, D], dtype=tl.float32)
+    first = tl.load(window_ptr_ptr + window)
+    last = tl.load(window_ptr_ptr + window + 1)
+    for tcb in tl.range(first, last, 2):
+        present = tcb + columns // 16 < last  # False on the second half past the window's last TCB
+        cols = tl.load(tcb_col_ptr + tcb * 16 + columns, mask=present, other=0)
+        bits_first = tl.load(tcb_mask_ptr + tcb * 16 + slots)
+        bits_second = tl.load(tcb_mask_ptr + (tcb + 1) * 16 + slots, mask=tcb + 1 < last, other=0)
+        bits = tl.where(columns[None, :] < 16, bits_first[:, None], bits_second[:, None])  # [16 rows, 32 columns]
+        edge = ((bits >> (columns[None, :] % 16)) & 1) != 0
+        k = tl.load(k_ptr + cols[:, None] * D + feats[None, :], mask=present[:, None], other=0.0)
+        v = tl.load(v_ptr + cols[:, None] * D + feats[None, :], mask=present[:, None], other=0.0)
+        scores = tl.dot(q, tl.trans(k)) * (scale * LOG2E)
+        scores = tl.where(edge, scores, float("-inf"))
+        new_max = tl.maximum(running_max, tl.max(scores, axis=1))
+        base = tl.where(new_max == float("-inf"), 0.0, new_max)
+        alpha = tl.exp2(running_max - base)
+        p = tl.exp2(scores - base[:, None])
+        total = total * alpha + tl.sum(p, axis=1)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        running_max = new_max
+    out = acc / tl.where(total > 0, total, 1.0)[:, None]
+    tl.store(o_ptr + rows[:, None] * D + feats[None, :], out, mask=row_ok[:, None])
+
+
+def sparse_attention_pairs(q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o):
+    """One program per window, as the lesson's launcher, two TCBs per step."""
+    n, d = q.shape
+    # 5 stages, not 3: more gathers in flight per warp (H200, random graph N=16384, 3 or 4 stages: 0.88x the CSR
+    # kernel; 5: 1.09x); measured at D=64 only, so D of 128 and more keep the lesson's 3
+    sparse_attention_pairs_kernel[(window_order.numel(),)](
+        q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o, n, d ** -0.5, D=d,
+        num_warps=1 if d <= 64 else 2, num_stages=5 if d <= 64 else 3)
+    return o
+# <<< beyond the lesson
