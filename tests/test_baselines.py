@@ -91,6 +91,15 @@ def test_flex_attention_mask_reads_the_adjacency_the_right_way_round():
     assert baselines.flex_blocks_note(prepared) == "100.0% of 128x128 blocks computed"  # 157 nodes: 2 x 2 blocks
 
 
+def test_flex_attention_is_not_run_where_n_squared_passes_int32():
+    """At N=65536 FlexAttention's indices overflow: wrong results, or an illegal access that ends the bench run."""
+    from grader import baselines
+
+    big = {name: torch.zeros(46341, 16, dtype=torch.float16) for name in "qkv"}  # 46341^2 > 2^31
+    with pytest.raises(ValueError, match="not run: N\\^2 = 2,147,488,281 is past int32"):
+        baselines.flex_from_bsb(big)
+
+
 def test_close_compares_a_float16_result_in_the_references_dtype():
     expected = torch.rand(50, 8) + 0.5
     assert bench._close(expected.half(), expected, bench_settings.HALF_CLOSE)
