@@ -161,7 +161,8 @@ def sparse_attention_pairs_kernel(q_ptr, k_ptr, v_ptr, window_ptr_ptr, tcb_col_p
         present = tcb + columns // 16 < last  # False on the second half past the window's last TCB
         cols = tl.load(tcb_col_ptr + tcb * 16 + columns, mask=present, other=0)
         bits_first = tl.load(tcb_mask_ptr + tcb * 16 + slots)
-        bits_second = tl.load(tcb_mask_ptr + (tcb + 1) * 16 + slots, mask=tcb + 1 < last, other=0)
+        second_ok = tcb + 1 + 0 * slots < last  # as a vector: the stock interpreter rejects a scalar mask
+        bits_second = tl.load(tcb_mask_ptr + (tcb + 1) * 16 + slots, mask=second_ok, other=0)
         bits = tl.where(columns[None, :] < 16, bits_first[:, None], bits_second[:, None])  # [16 rows, 32 columns]
         edge = ((bits >> (columns[None, :] % 16)) & 1) != 0
         k = tl.load(k_ptr + cols[:, None] * D + feats[None, :], mask=present[:, None], other=0.0)

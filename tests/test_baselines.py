@@ -232,8 +232,11 @@ def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_ben
     rows = cpu_bench.bench_size(SPARSE, launcher, size, 4e12, 2e12, use_compile=True)
     csr, unfused, flex = SPARSE_BENCH.baselines
     # The spec is not compiled (compile_spec=False), nor are the CSR kernel and FlexAttention (compile=False).
-    assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", csr, unfused,
-                                         f"{unfused}, torch.compile", flex]
+    # Each is also replayed from a CUDA graph (cuda_graph=True): the kernels are as short as a launch.
+    graph = bench.CUDA_GRAPH
+    assert [r["impl"] for r in rows] == ["triton (ours)", f"triton (ours){graph}", "eager PyTorch (spec)",
+                                         f"eager PyTorch (spec){graph}", csr, f"{csr}{graph}", unfused,
+                                         f"{unfused}{graph}", f"{unfused}, torch.compile", flex, f"{flex}{graph}"]
     assert all(r["correct"] for r in rows), [(r["impl"], r["note"]) for r in rows if not r["correct"]]
     assert all(r["size_note"].startswith("fill ") and "TCBs/window" in r["size_note"] for r in rows)
     by_impl = {r["impl"]: r for r in rows}
@@ -246,7 +249,9 @@ def test_bench_size_of_puzzle_11_reports_tflops(cpu_bench):
     settings = dataclasses.replace(bench_settings.BENCHES[matmul.slug], blocks=(dict(BM=32, BN=32, BK=16),))
     rows = cpu_bench.bench_size(matmul, loader.load_launcher(matmul, "solutions"), dict(M=40, K=24, N=32), 4e12, 2e12,
                                 use_compile=False, flop_rate=1e12, settings=settings)
-    assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", "torch.matmul (float16)"]
+    assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", "torch.matmul (float16)",
+                                         "torch.mm (float32 out)"]
+    assert rows[3]["us"] is not None or "mm.dtype" in rows[3]["note"]  # float32 out: a CUDA kernel only
     flops = 2 * 40 * 24 * 32
     assert rows[0]["tflops"] == pytest.approx(flops / 1e-6 / 1e12) and rows[0]["correct"] and rows[2]["correct"]
     assert rows[0]["floor_us"] == max(rows[0]["flop_floor_us"], rows[0]["compulsory_us"]) == flops / 1e12 * 1e6
