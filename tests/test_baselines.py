@@ -156,10 +156,9 @@ def test_markdown_of_a_sparse_row_gives_the_fill_note_once_per_size():
 
 
 def test_peers_table_compares_the_solution_with_its_fastest_correct_peer():
-    """Faster rows that are not peers stand beside the real one: our variant, our own and a peer's CUDA-graph
-    replay, a wrong result; a failed peer has no time. A size where ours failed still gets its row."""
+    """Faster rows that are not peers stand beside the real one: our variant, a peer's CUDA-graph replay where ours
+    was not replayed, a wrong result; a failed peer has no time. A size where ours failed still gets its row."""
     rows = [_row(9, "small", "triton (ours)", 8.0, "BLOCK_E=8"),
-            _row(9, "small", "triton (ours), CUDA graph", 3.0),
             _row(9, "small", "triton (coo_scan)", 2.0),
             _row(9, "small", "eager PyTorch (spec)", 180.0),
             _row(9, "small", "eager PyTorch (spec), CUDA graph", 1.0),
@@ -179,6 +178,17 @@ def test_peers_table_compares_the_solution_with_its_fastest_correct_peer():
                           "25%"]]
     text = bench.markdown(rows, HEADER)
     assert text.index("### Peers\n\n| puzzle |") < text.index("### Puzzle 9")
+
+
+def test_peers_table_compares_replays_where_ours_and_a_peer_were_both_replayed():
+    """Kernels as short as a launch: the launch medians are the host's; the CUDA-graph replays are the GPU's."""
+    replayed = [_row(13, "banded", "triton (ours)", 22.8), _row(13, "banded", "triton (ours), CUDA graph", 6.3),
+                _row(13, "banded", "triton (pairs), CUDA graph", 1.0),
+                _row(13, "banded", "CSR", 20.9), _row(13, "banded", "CSR, CUDA graph", 15.2),
+                _row(13, "banded", "unfused, CUDA graph", 2.0, correct=False)]
+    assert "| 13 | banded | 6.3 (CUDA graph) | CSR, CUDA graph | 15.2 | 2.41x |" in bench.peers_table(replayed)
+    no_peer_replayed = [r for r in replayed if r["impl"] != "CSR, CUDA graph"]
+    assert "| 13 | banded | 22.8 | CSR | 20.9 | 0.92x |" in bench.peers_table(no_peer_replayed)
 
 
 def test_peers_table_marks_a_wrong_solution():
