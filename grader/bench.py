@@ -359,9 +359,13 @@ def recorded_peers(numbers, path=None) -> str:
         return f"no recorded results to show ({path.name}: {type(exc).__name__})"
     if not rows:
         return f"{path.name} holds no results for puzzle(s) {', '.join(map(str, numbers))}"
+    table = peers_table(rows)
+    groups = [[r for r in rows if (r["puzzle"], r["size"]) == key] for key in {(r["puzzle"], r["size"]) for r in rows}]
+    beyond = any(ours and ours["floor_us"] > ours["us"] for ours, _, _ in map(_ours_and_peer, groups))
     return (f"Recorded on {header['device']}, {header['date']} (torch {header['torch']}, triton "
-            f"{header['triton']}); median µs, peer / ours of 1 or more means the solution is faster:\n\n"
-            + peers_table(rows))
+            f"{header['triton']}); median µs, peer / ours of 1 or more means the solution is faster:\n\n" + table
+            + ("\n\nOf floor above 100%: faster than the floor's model, which counts re-reads at DRAM speed (they came "
+               "from L2) and writes at the speed of a copy's reads and writes." if beyond else ""))
 
 
 def markdown(rows: list[dict], header: dict) -> str:

@@ -198,16 +198,33 @@ def test_peers_table_marks_a_wrong_solution():
 
 def test_recorded_peers_shows_the_chosen_puzzles_under_where_they_were_measured(tmp_path):
     rows = [_row(4, "N0=4", "triton (ours)", 5.0), _row(4, "N0=4", "eager PyTorch (spec)", 10.0),
-            _row(12, "N=64", "triton (ours)", 7.0), _row(12, "N=64", "eager PyTorch (spec)", 70.0)]
+            _row(12, "N=64", "triton (ours)", 20.0), _row(12, "N=64", "eager PyTorch (spec)", 70.0)]
     path = tmp_path / "peers.json"
     path.write_text(json.dumps({"header": HEADER, "rows": rows}))
+    text = bench.recorded_peers([12], path)
+    assert "| 12 | N=64 | 20.0 | eager PyTorch (spec) | 70.0 | 3.50x | 50% |" in text and "N0=4" not in text
+    assert "Of floor above 100%" not in text
     text = bench.recorded_peers([4], path)
     assert text.splitlines()[0].startswith(f"Recorded on {HEADER['device']}, {HEADER['date']} (torch")
     assert "| 4 | N0=4 | 5.0 | eager PyTorch (spec) | 10.0 | 2.00x |" in text and "N=64" not in text
+    assert "Of floor above 100%: faster than the floor's model" in text  # puzzle 4's row: 200% of the floor
     assert bench.recorded_peers([7], path) == "peers.json holds no results for puzzle(s) 7"
     path.write_text("{not json")
     assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: JSONDecodeError)"
     assert "FileNotFoundError" in bench.recorded_peers([4], tmp_path / "absent.json")
+
+
+def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
+    """docs/bench/peers.json is what the notebooks and `bench --recorded` show: one run per puzzle, no wrong result."""
+    recorded = json.loads((loader.ROOT / bench.RECORDED).read_text())
+    for puzzle in registry.PUZZLES:
+        ours = [r for r in recorded["rows"] if r["puzzle"] == puzzle.number and r["impl"] == bench.OURS]
+        sizes = bench_settings.BENCHES[puzzle.slug].sizes
+        assert len(ours) == len(sizes), puzzle.number
+        assert all(r["correct"] and r["us"] for r in ours), puzzle.number
+    table = bench.recorded_peers([p.number for p in registry.PUZZLES])
+    rows = sum(len(b.sizes) for b in bench_settings.BENCHES.values())
+    assert "WRONG" not in table and table.count("\n| ") == 1 + rows  # the header and one line per size
 
 
 # -- bench_size without a GPU: the clock and the inputs' device replaced ----------------------------------------
