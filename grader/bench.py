@@ -364,8 +364,9 @@ def recorded_peers(numbers, path=None) -> str:
     beyond = any(ours and ours["floor_us"] > ours["us"] for ours, _, _ in map(_ours_and_peer, groups))
     return (f"Recorded on {header['device']}, {header['date']} (torch {header['torch']}, triton "
             f"{header['triton']}); median µs, peer / ours of 1 or more means the solution is faster:\n\n" + table
-            + ("\n\nOf floor above 100%: faster than the floor's model, which counts re-reads at DRAM speed (they came "
-               "from L2) and writes at the speed of a copy's reads and writes." if beyond else ""))
+            + ("\n\nOf floor above 100%: faster than the floor's model, which counts re-reads at DRAM speed that came "
+               "from L2 (puzzles 4 and 5), writes at a copy's read-and-write speed (2), or flops at the float16 rate "
+               "torch.matmul reached at 8192^3 (11)." if beyond else ""))
 
 
 def markdown(rows: list[dict], header: dict) -> str:
@@ -477,7 +478,8 @@ def main(argv: list[str]) -> int:
         return 0
     mode = env.choose_mode()
     if mode.interpret:
-        print("error: bench needs a CUDA GPU (timings in the interpreter mean nothing)", file=sys.stderr)
+        print("error: bench needs a CUDA GPU (timings in the interpreter mean nothing); the times recorded on an "
+              f"H200: python -m grader bench --recorded {' '.join(args.puzzles)}", file=sys.stderr)
         return 2
     import torch
     import triton

@@ -94,8 +94,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor, BM: int = 128, BN: int = 128, BK: i
 
 # >>> beyond the lesson: a persistent schedule with tiles grouped for L2 (issue 11)
 # Not part of the puzzle: the stub leaves this section out. The loop over K is the lesson's; what changes is
-# which tiles run when. Measured on an H200 against the lesson's grid (128x128x64 blocks; docs/benchmarks.md,
-# "Peers (issue 11): puzzle 11"): 4096^3 261 -> 213 µs, 8192^3 2108 -> 1704 µs, 4000 x 4096 x 4040 304 -> 227 µs.
+# which tiles run when. Measured on an H200 (docs/benchmarks.md, "Peers (issue 11): puzzle 11"): the lesson's grid
+# at 128x128x64 took 259 µs at 4096^3, 2086 at 8192^3 and 308 at 4000 x 4096 x 4040; this section at 128x256x64
+# took 198, 1649 and 222 (cuBLAS with float32 output: 192, 1625, 197). Different runs; runs differ by up to 10%.
 
 def _multiprocessors(device: torch.device) -> int:
     """Programs that run at once, one per multiprocessor; in the interpreter 4 stand-ins, so that the grader's
@@ -134,7 +135,7 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN:
         # Plain stores, not a descriptor: a float32 128x256 tile stored through one needs 128 KiB of shared
         # memory on top of 3 pipeline stages (272 KiB > 227 KiB); with 2 stages it fits but took 293 µs at
         # 4096^3 against 215 µs this way.
-        rows = pid_m * BM + tl.arange(0, BM)
+        rows = (pid_m * BM + tl.arange(0, BM)).to(tl.int64)  # int64: rows * N passes int32 once c is 8 GiB
         cols = pid_n * BN + tl.arange(0, BN)
         tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
 
@@ -145,7 +146,8 @@ def matmul_persistent(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, BM: int
     (m, k), n = a.shape, b.shape[1]
     tiles = triton.cdiv(m, BM) * triton.cdiv(n, BN)
     # 128x256 blocks need two warp groups (8 warps) and leave shared memory for 3 stages; on an H200 they beat
-    # 128x128 blocks with 4 warps and 4 stages (4096^3: 233 -> 215 µs, 8192^3: 2087 -> 1790 µs with GROUP_M=8).
+    # 128x128 blocks with 4 warps and 4 stages (GROUP_M=8, one run: 4096^3 232.5 -> 214.8 µs, 4000 x 4096 x 4040
+    # 283.1 -> 234.3; 8192^3 1796 -> 1790, inside the spread).
     wide = BM * BN >= 128 * 256
     matmul_persistent_kernel[(min(tiles, _multiprocessors(a.device)),)](
         a, b, c, m, n, k, BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M, num_warps=8 if wide else 4,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import env, grading, loader, registry
-from grader.stubs import make_stub
+from grader.stubs import lesson_form, make_stub
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -28,6 +28,12 @@ def by_puzzle(puzzles=registry.PUZZLES):
 
 def solution_text(puzzle) -> str:
     return (ROOT / "solutions" / f"{puzzle.module}.py").read_text()
+
+
+def lesson_text(puzzle) -> str:
+    """The solution as a learner writes it, without its "beyond the lesson" sections: a learner's mistakes
+    (the mutations) are edits of this."""
+    return lesson_form(solution_text(puzzle), puzzle.number)
 
 
 def stub_text(puzzle) -> str:
@@ -122,7 +128,7 @@ def rejected_case(mutation: Mutation, tmp_path):
     """Grade the mutated solution up to its first failure; assert it failed for the mutation's reason with its clue
     in the default report, and return (the result, that case)."""
     puzzle = registry.find(mutation.puzzle)
-    result = grade_text(puzzle, mutation.apply(solution_text(puzzle)), tmp_path)
+    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path)
     assert result.status == "failed", report(result)
     case = failed_case(result)
     assert case.reason == mutation.reason, report(result)

@@ -6,7 +6,7 @@ import re
 import textwrap
 
 import pytest
-from helpers import ROOT, by_puzzle, grade_file, grade_text, requires_interpreter, solution_text, stub_text
+from helpers import ROOT, by_puzzle, grade_file, grade_text, lesson_text, requires_interpreter, solution_text, stub_text
 
 from grader import registry
 from grader.cases import make_inputs
@@ -42,7 +42,7 @@ def test_some_solution_goes_beyond_its_lesson():
 @pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
 def test_the_lesson_form_of_a_solution_passes_too(puzzle, tmp_path):
     """Without its "beyond the lesson" sections a solution is what the stub asks for, and it must pass alone."""
-    text = lesson_form(solution_text(puzzle), puzzle.number)
+    text = lesson_text(puzzle)
     assert "beyond the lesson" not in text
     result = grade_text(puzzle, text, tmp_path, first_failure=False)
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
