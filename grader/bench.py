@@ -355,15 +355,17 @@ def recorded_peers(numbers, path=None) -> str:
         recorded = json.loads(path.read_text())
         header = recorded["header"]
         rows = [r for r in recorded["rows"] if r["puzzle"] in set(numbers)]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if not rows:
+            return f"{path.name} holds no results for puzzle(s) {', '.join(map(str, numbers))}"
+        table = peers_table(rows)
+        groups = [[r for r in rows if (r["puzzle"], r["size"]) == key]
+                  for key in dict.fromkeys((r["puzzle"], r["size"]) for r in rows)]
+        beyond = any(ours and ours["floor_us"] > ours["us"] for ours, _, _ in map(_ours_and_peer, groups))
+        where = (f"Recorded on {header['device']}, {header['date']} (torch {header['torch']}, triton "
+                 f"{header['triton']})")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ZeroDivisionError) as exc:  # a damaged file
         return f"no recorded results to show ({path.name}: {type(exc).__name__})"
-    if not rows:
-        return f"{path.name} holds no results for puzzle(s) {', '.join(map(str, numbers))}"
-    table = peers_table(rows)
-    groups = [[r for r in rows if (r["puzzle"], r["size"]) == key] for key in {(r["puzzle"], r["size"]) for r in rows}]
-    beyond = any(ours and ours["floor_us"] > ours["us"] for ours, _, _ in map(_ours_and_peer, groups))
-    return (f"Recorded on {header['device']}, {header['date']} (torch {header['torch']}, triton "
-            f"{header['triton']}); median µs, peer / ours of 1 or more means the solution is faster:\n\n" + table
+    return (f"{where}; median µs, peer / ours of 1 or more means the solution is faster:\n\n" + table
             + ("\n\nOf floor above 100%: faster than the floor's model, which counts re-reads at DRAM speed that came "
                "from L2 (puzzles 4 and 5), writes at a copy's read-and-write speed (2), or flops at the float16 rate "
                "torch.matmul reached at 8192^3 (11)." if beyond else ""))

@@ -179,14 +179,17 @@ class Dots:
     """tl.dot does at least `work` multiply-adds in all, a formula in the case's sizes ("2*N*T*D"): the
     products must run on tensor cores, not as broadcast multiplies and sums. Counting work rather than
     calls means one product on tensor cores cannot stand in for two. A dot of a partial block counts in
-    full, so the formula is the work without padding, a floor any block size reaches. A puzzle with this budget
+    full, so the formula may round the sizes that the launcher's blocks tile up to whole blocks (every program's
+    dots cover its whole block), and keeps exact the size the kernel loops over (its step is the kernel's to
+    choose): then the last, partial step of that loop cannot run on CUDA cores unseen. A puzzle with this budget
     also holds every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32,
     which float16 inputs pass exactly, so only a rule can see it."""
     work: str
     lesson: str = ""
+    says: str = ""  # the formula in words, where it rounds sizes up to blocks ("M*N*K, M and N in whole blocks")
 
     def describe(self) -> str:
-        return f"tl.dot does at least {self.work} multiply-adds"
+        return f"tl.dot does at least {self.says or self.work} multiply-adds"
 
     def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
         """Only dots left in the compiled kernel count (grader.gpu_compile): one whose result is never used is
@@ -200,7 +203,8 @@ class Dots:
         if work >= least:
             return None
         calls = recorder.dots - sum(c for c, _ in dropped.values())
-        message = (f"over budget: tl.dot did {work / least:.0%} of the multiply-adds ({work} of {self.work} = {least}, "
+        formula = self.says or self.work
+        message = (f"over budget: tl.dot did {work / least:.0%} of the multiply-adds ({work} of {formula} = {least}, "
                    f"in {calls} calls).")
         if dropped:
             where = ", ".join(instrument.location(file, line) for file, line in sorted(dropped))

@@ -48,6 +48,15 @@ def record(results: list[PuzzleResult], impl: str) -> None:
         pass  # a read-only checkout still grades; it just does not remember
 
 
+def _stub_or_none(puzzle) -> str | None:
+    """The puzzle's stub, made from its solution; None where the solution is missing or its markers are broken
+    (someone editing solutions/), so the table still shows every other puzzle."""
+    try:
+        return make_stub((ROOT / "solutions" / f"{puzzle.module}.py").read_text(), puzzle.number)
+    except (OSError, ValueError):
+        return None
+
+
 def rows(impl: str) -> list[tuple[int, str, str, str]]:
     entries = _load().get(impl, {})
     table = []
@@ -57,8 +66,7 @@ def rows(impl: str) -> list[tuple[int, str, str, str]]:
         entry = entries.get(str(puzzle.number))
         if entry and entry["sha256"] == _sha(text):
             status = entry["status"]
-        elif impl == "puzzles" and text and text == make_stub(
-                (ROOT / "solutions" / f"{puzzle.module}.py").read_text(), puzzle.number):
+        elif impl == "puzzles" and text and text == _stub_or_none(puzzle):
             status = "not_started"
         else:
             status = f"changed:{entry['status']}" if entry else "ungraded"

@@ -125,8 +125,11 @@ def expected_files() -> dict:
     """{path: the text it should have}: every puzzle stub, and every notebook with stub cells."""
     files, stubs = {}, {}
     for puzzle in PUZZLES:
-        solution = (ROOT / "solutions" / f"{puzzle.module}.py").read_text()
-        stubs[puzzle.number] = make_stub(solution, puzzle.number)
+        path = ROOT / "solutions" / f"{puzzle.module}.py"
+        try:
+            stubs[puzzle.number] = make_stub(path.read_text(), puzzle.number)
+        except ValueError as exc:
+            raise ValueError(f"{path.relative_to(ROOT)}, {exc}") from None
         files[ROOT / "puzzles" / f"{puzzle.module}.py"] = stubs[puzzle.number]
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         files[path] = _notebook_text(path, stubs)
@@ -137,7 +140,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.stubs", description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="overwrite puzzles/ with fresh stubs")
     args = parser.parse_args(argv)
-    files = expected_files()
+    try:
+        files = expected_files()
+    except ValueError as exc:  # a broken region marker in a solution
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
     for path in stale:
         if args.write:

@@ -36,6 +36,22 @@ def lesson_text(puzzle) -> str:
     return lesson_form(solution_text(puzzle), puzzle.number)
 
 
+# The launcher line that chooses a solution's "beyond the lesson" path, and the same line taking it always: graded
+# so, every case runs that path (the grader's cases alone reach it on some cases, and on some seeds).
+BEYOND_ALWAYS = {
+    11: ("if triton.cdiv(m, BM) * triton.cdiv(n, BN) > _multiprocessors(a.device):", "if m * n > 0:"),
+    13: ("if tcb_col.shape[0] >= 2 * windows > 0:", "if windows > 0:"),
+}
+
+
+def beyond_text(puzzle) -> str:
+    """The solution with its "beyond the lesson" path taken on every case."""
+    old, new = BEYOND_ALWAYS[puzzle.number]
+    text = solution_text(puzzle)
+    assert text.count(old) == 1, f"puzzle {puzzle.number}'s launcher no longer chooses its path with {old!r}"
+    return text.replace(old, new)
+
+
 def stub_text(puzzle) -> str:
     return make_stub(solution_text(puzzle), puzzle.number)
 
@@ -104,6 +120,7 @@ class Mutation:
     clue: str  # text that must appear in the message or the hint
     count: int = 1  # how many occurrences of `old` to replace (-1: all)
     also: tuple[tuple[str, str], ...] = ()  # further (old, new) edits the same mistake needs
+    beyond: bool = False  # a mistake in the solution's "beyond the lesson" path (beyond_text), not in the lesson
 
     def apply(self, text: str) -> str:
         """Edit the code only, never the docstring (whose hints quote the same lines). Fails loudly if the
@@ -128,7 +145,8 @@ def rejected_case(mutation: Mutation, tmp_path):
     """Grade the mutated solution up to its first failure; assert it failed for the mutation's reason with its clue
     in the default report, and return (the result, that case)."""
     puzzle = registry.find(mutation.puzzle)
-    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path)
+    text = beyond_text(puzzle) if mutation.beyond else lesson_text(puzzle)
+    result = grade_text(puzzle, mutation.apply(text), tmp_path)
     assert result.status == "failed", report(result)
     case = failed_case(result)
     assert case.reason == mutation.reason, report(result)

@@ -214,6 +214,20 @@ def test_recorded_peers_shows_the_chosen_puzzles_under_where_they_were_measured(
     assert "FileNotFoundError" in bench.recorded_peers([4], tmp_path / "absent.json")
 
 
+@pytest.mark.parametrize("damage", [
+    lambda r: r.pop("us"), lambda r: r.pop("impl"), lambda r: r.update(us="fast"), lambda r: r.update(us=0),
+    lambda r: r.update(floor_us=None), lambda r: r.update(size=["a"]), lambda r: r.update(impl=None),
+], ids=["no us", "no impl", "us text", "us 0", "floor null", "size list", "impl null"])
+def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
+    rows = [_row(4, "N0=4", "triton (ours)", 5.0), _row(4, "N0=4", "eager PyTorch (spec)", 10.0)]
+    damage(rows[0])
+    path = tmp_path / "peers.json"
+    path.write_text(json.dumps({"header": HEADER, "rows": rows}))
+    assert bench.recorded_peers([4], path).startswith("no recorded results to show (peers.json: ")
+    path.write_text(json.dumps({"header": {}, "rows": rows[1:]}))
+    assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
+
+
 def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     """docs/bench/peers.json is what the notebooks and `bench --recorded` show: one run per puzzle, no wrong result."""
     recorded = json.loads((loader.ROOT / bench.RECORDED).read_text())

@@ -3,10 +3,21 @@
 import ast
 import inspect
 import re
+import shutil
 import textwrap
 
 import pytest
-from helpers import ROOT, by_puzzle, grade_file, grade_text, lesson_text, requires_interpreter, solution_text, stub_text
+from helpers import (
+    ROOT,
+    beyond_text,
+    by_puzzle,
+    grade_file,
+    grade_text,
+    lesson_text,
+    requires_interpreter,
+    solution_text,
+    stub_text,
+)
 
 from grader import registry
 from grader.cases import make_inputs
@@ -48,6 +59,13 @@ def test_the_lesson_form_of_a_solution_passes_too(puzzle, tmp_path):
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
 
 
+@pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
+def test_a_solutions_beyond_the_lesson_path_passes_every_case(puzzle, tmp_path):
+    """The launcher takes that path on some cases only (and on some seeds); taken always, it must pass them all."""
+    result = grade_text(puzzle, beyond_text(puzzle), tmp_path, first_failure=False)
+    assert result.status == "passed", [c.message for c in result.cases if not c.passed]
+
+
 _MARKED = """def launch(x):
     # >>> solution: about 1 line
     y = x + 1
@@ -81,6 +99,21 @@ def test_a_stub_leaves_out_what_goes_beyond_the_lesson():
 def test_a_broken_marker_is_named_with_its_line(broken, clue):
     with pytest.raises(ValueError, match=re.escape(clue)):
         make_stub(broken, 1)
+
+
+def test_a_broken_marker_in_solutions_is_named_and_the_progress_table_still_shows(tmp_path, monkeypatch, capsys):
+    """Someone editing solutions/ leaves a region open: `python -m grader.stubs` names the file, and the progress
+    table (`python -m grader` with no puzzle) still lists every puzzle instead of crashing."""
+    from grader import progress, stubs
+
+    shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
+    broken = tmp_path / "solutions" / "p13_sparse_attention.py"
+    broken.write_text(broken.read_text().replace("# <<< beyond the lesson\n", ""))
+    monkeypatch.setattr(stubs, "ROOT", tmp_path)
+    assert stubs.main([]) == 2
+    assert capsys.readouterr().err.startswith("error: solutions/p13_sparse_attention.py, line ")
+    monkeypatch.setattr(progress, "ROOT", tmp_path)
+    assert len(progress.rows("puzzles")) == len(registry.PUZZLES)
 
 
 def _cdiv(a: int, b: int) -> int:

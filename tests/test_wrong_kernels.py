@@ -144,6 +144,18 @@ MUTATIONS = [
     # puzzle 11
     Mutation(11, "drops the last partial K step", "for k in tl.range(0, K, BK):",
              "for k in tl.range(0, K // BK * BK, BK):", "mismatch", "the last, partial step along K is missing"),
+    Mutation(11, "partial K step on CUDA cores", "    for k in tl.range(0, K, BK):",
+             "    whole = K // BK * BK\n    for k in tl.range(0, whole, BK):", "budget",
+             "every step along K, the last, partial one too",
+             also=(("    c_desc.store(", "    if whole < K:\n"
+                    "        a = a_desc.load([pid_m * BM, whole]).to(tl.float32)\n"
+                    "        b = b_desc.load([whole, pid_n * BN]).to(tl.float32)\n"
+                    "        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)\n    c_desc.store("),)),
+    Mutation(11, "persistent: bands start at band, not band * GROUP_M", "first_row_block = band * GROUP_M",
+             "first_row_block = band", "never_written", "elements of c never written", beyond=True),
+    Mutation(11, "persistent: the last tile dropped", "tl.cdiv(M, BM) * tl.cdiv(N, BN), tl.num_programs(0)):",
+             "tl.cdiv(M, BM) * tl.cdiv(N, BN) - 1, tl.num_programs(0)):", "never_written", "never written",
+             beyond=True),
     Mutation(11, "float16 accumulator", "acc = tl.zeros([BM, BN], dtype=tl.float32)",
              "acc = tl.zeros([BM, BN], dtype=tl.float16)", "mismatch", "keep the accumulator float32",
              also=(("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b, out_dtype=tl.float16)"),)),
@@ -163,7 +175,8 @@ MUTATIONS = [
              "new_max", "mismatch", "keys past T count in the sums"),
     Mutation(12, "p v on CUDA cores", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
              "acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], axis=1)", "budget",
-             "tl.dot did 79% of the multiply-adds (655360 of 2*N*T*D = 832000, in 20 calls)"),
+             "tl.dot did 62% of the multiply-adds (655360 of 2*N*T*D (N rounded up to whole BQ blocks) = 1064960, "
+             "in 20 calls)"),
     # puzzle 13
     Mutation(13, "running max started at 0", 'running_max = tl.full([16], float("-inf"), dtype=tl.float32)',
              "running_max = tl.zeros([16], dtype=tl.float32)", "mismatch", "Start the running max at -inf"),
@@ -173,6 +186,14 @@ MUTATIONS = [
              "new_max = tl.maximum(running_max, tl.max(scores, axis=1))\n"
              '        scores = tl.where(edge, scores, float("-inf"))', "mismatch",
              "set non-edges to -inf before the max"),
+    Mutation(13, "two TCBs per step: mask applied after the max",
+             'scores = tl.where(edge, scores, float("-inf"))\n'
+             "        new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
+             "new_max = tl.maximum(running_max, tl.max(scores, axis=1))\n"
+             '        scores = tl.where(edge, scores, float("-inf"))', "mismatch",
+             "set non-edges to -inf before the max", beyond=True),
+    Mutation(13, "two TCBs per step: a window's last, odd TCB dropped", "for tcb in tl.range(first, last, 2):",
+             "for tcb in tl.range(first, last - 1, 2):", "mismatch", "elements of o wrong", beyond=True),
     Mutation(13, "mask applied after the exp",
              'scores = tl.where(edge, scores, float("-inf"))  # before the max: non-edges may score high\n'
              "        new_max", "new_max", "mismatch", "set non-edges to -inf before the max",
@@ -229,7 +250,8 @@ def test_two_pass_attention_exceeds_the_one_pass_budget():
 
 
 @pytest.mark.parametrize("puzzle, name, work", [
-    pytest.param(11, "p11_cuda_cores.py", "0 of M*N*K = 6720000", marks=pytest.mark.puzzle11, id="p11"),
+    pytest.param(11, "p11_cuda_cores.py", "0 of M*N*K (M, N rounded up to whole blocks) = 9830400",
+                 marks=pytest.mark.puzzle11, id="p11"),
     pytest.param(13, "p13_cuda_cores.py", "0 of 2*num_tcb*16*16*D = 524288", marks=pytest.mark.puzzle13, id="p13"),
 ])
 def test_products_on_cuda_cores_fail_the_tensor_core_budget(puzzle, name, work):

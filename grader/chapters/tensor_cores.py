@@ -32,6 +32,8 @@ MATMUL_CASES = (
          about="sums near 256 of positive terms: a float16 accumulator loses them"),
     Case("sums beyond float16", dict(M=48, K=256, N=48), dict(BM=16, BN=16, BK=64), fill=normal(60.0),
          about="inputs near 60, sums past 65504: float16 overflows to inf, float32 does not"),
+    Case("ten row blocks", dict(M=300, K=48, N=40), dict(BM=32, BN=16, BK=16),
+         about="ten row blocks (the last partial) by three column blocks: 30 blocks of c"),
     Case("bfloat16", dict(M=120, K=72, N=80), dict(BM=64, BN=32, BK=32), half=torch.bfloat16,
          about="bfloat16 inputs: the same kernel, the other 16-bit type"),
 )
@@ -77,7 +79,9 @@ MATMUL = Puzzle(
     11, "matmul", "Matrix multiply on tensor cores, with tensor descriptors", NOTEBOOK, specs.matmul, MATMUL_CASES,
     Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
     hints=MATMUL_HINTS,
-    budgets=(Dots("M*N*K", lesson="Multiply the blocks with tl.dot, so the tensor cores do the work."),
+    budgets=(Dots("-(-M // BM) * BM * -(-N // BN) * BN * K", says="M*N*K (M, N rounded up to whole blocks)",
+                  lesson="Multiply the blocks with tl.dot, so the tensor cores do the work: every step along K, "
+                         "the last, partial one too."),
              Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
     outputs=("c",), descriptors=True)
 
@@ -175,7 +179,8 @@ ATTENTION = Puzzle(
     budgets=(Reads("k", 1, per="program", block=("o", "BQ*D"), lesson="Each query block reads every key once."),
              Reads("v", 1, per="program", block=("o", "BQ*D"),
                    lesson="Each query block reads every value once, in the key loop."),
-             Dots("2*N*T*D", lesson="Both products, q k^T and p v, are tl.dot calls."),
+             Dots("2 * -(-N // BQ) * BQ * T * D", says="2*N*T*D (N rounded up to whole BQ blocks)",
+                  lesson="Both products, q k^T and p v, are tl.dot calls, in every key block, the last one too."),
              Writes("o", 1, lesson="Store each row of o once, after the key loop.")),
     lesson_blocks=("BK",))
 
