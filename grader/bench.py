@@ -325,19 +325,25 @@ def _ours_and_peer(group: list[dict]) -> tuple[dict | None, dict | None, bool]:
     return ours, peer, False
 
 
-def peers_table(rows: list[dict]) -> str:
+def _comparisons(rows: list[dict]) -> list[tuple]:
+    """(puzzle, size, ours, peer, replayed) per puzzle and size, in the rows' order: ``_ours_and_peer`` of each."""
+    keys = dict.fromkeys((r["puzzle"], r["size"]) for r in rows)
+    return [(number, size, *_ours_and_peer([r for r in rows if (r["puzzle"], r["size"]) == (number, size)]))
+            for number, size in keys]
+
+
+def peers_table(rows: list[dict], comparisons: list[tuple] | None = None) -> str:
     """One row per puzzle and size: our solution (at its fastest block setting), the fastest correct peer (eager,
     torch.compile, library call or baseline), peer µs / our µs (1 or more: ours is faster), and the share of
     the floor ours reaches. Our variants are not peers. A launch is compared with a launch, except where the
-    bench also replayed ours and a peer from CUDA graphs (puzzles 9 and 13): there the replays are compared."""
+    bench also replayed ours and a peer from CUDA graphs (puzzles 9 and 13): there the replays are compared.
+    `comparisons`: ``_comparisons(rows)``, where the caller has them already."""
     lines = ["| puzzle | size | solution µs | best peer | peer µs | peer / ours | ours of floor |",
              "|---|---|---:|---|---:|---:|---:|"]
-    for number, size in dict.fromkeys((r["puzzle"], r["size"]) for r in rows):
-        group = [r for r in rows if r["puzzle"] == number and r["size"] == size]
-        ours, peer, replayed = _ours_and_peer(group)
-        wrong = any(r["impl"] == OURS and not r["correct"] for r in group)  # correctness is checked on the launch
+    wrong = {(r["puzzle"], r["size"]) for r in rows if r["impl"] == OURS and not r["correct"]}  # checked on launch
+    for number, size, ours, peer, replayed in _comparisons(rows) if comparisons is None else comparisons:
         ours_cells = ["—", "—"] if ours is None else [
-            f"{ours['us']:.1f}" + " (CUDA graph)" * replayed + " WRONG RESULT" * wrong,
+            f"{ours['us']:.1f}" + " (CUDA graph)" * replayed + " WRONG RESULT" * ((number, size) in wrong),
             f"{ours['floor_us'] / ours['us']:.0%}"]
         peer_cells = ["—", "—"] if peer is None else [peer["impl"], f"{peer['us']:.1f}"]
         ratio = "—" if ours is None or peer is None else f"{peer['us'] / ours['us']:.2f}x"
@@ -357,10 +363,9 @@ def recorded_peers(numbers, path=None) -> str:
         rows = [r for r in recorded["rows"] if r["puzzle"] in set(numbers)]
         if not rows:
             return f"{path.name} holds no results for puzzle(s) {', '.join(map(str, numbers))}"
-        table = peers_table(rows)
-        groups = [[r for r in rows if (r["puzzle"], r["size"]) == key]
-                  for key in dict.fromkeys((r["puzzle"], r["size"]) for r in rows)]
-        beyond = any(ours and ours["floor_us"] > ours["us"] for ours, _, _ in map(_ours_and_peer, groups))
+        comparisons = _comparisons(rows)
+        table = peers_table(rows, comparisons)
+        beyond = any(ours and ours["floor_us"] > ours["us"] for _, _, ours, _, _ in comparisons)
         where = (f"Recorded on {header['device']}, {header['date']} (torch {header['torch']}, triton "
                  f"{header['triton']})")
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ZeroDivisionError) as exc:  # a damaged file

@@ -40,7 +40,6 @@ OUTER_ADD_CASES = (
 )
 
 
-
 def _right_where(inputs, yours) -> torch.Tensor:
     """Per element of z, whether it holds x[i] + y[j] (an unwritten element holds the grader's poison)."""
     expected = specs.outer_add(inputs["x"], inputs["y"])
