@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from . import env
+from grader import env
 
 MODE = env.choose_mode()
 
 if MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may be called before any check
-    from . import instrument
+    from grader.worker import instrument
 
     instrument.install()
 
@@ -35,7 +35,9 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
     import inspect
     import secrets
 
-    from . import grading, registry, report
+    from grader import inprocess
+    from grader.course import registry
+    from grader.show import report
 
     found = registry.find(puzzle)
     problems = env.version_problems(MODE)
@@ -48,7 +50,7 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
         source = "<unknown>"
     if "ipykernel_" in source:
         source = "this notebook"
-    result = grading.grade(found, launcher, seed, MODE.device, source, MODE.name, timeout)
+    result = inprocess.grade(found, launcher, seed, MODE.device, source, MODE.name, timeout)
     call = f"grader.check({found.number}, {getattr(launcher, '__name__', 'launcher')}"
     print(report.format_result(result, call + ")", f"{call}, seed={seed})", verbose,
                                "verbose=True shows every failure in full"))
@@ -59,6 +61,6 @@ def show(puzzle: int | str, launcher: Callable, case: int | str | None = None, h
     """Draw which program loaded and stored each element of each tensor in one case of `puzzle` (its name or
     number from 1; the first case by default), inline in a notebook: a figure when matplotlib is installed, else
     text. With `heat`, how often each element was read. Needs the interpreter."""
-    from . import memory_map
+    from grader.show import memory_map
 
     memory_map.show(puzzle, launcher, case, heat, seed)

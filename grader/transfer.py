@@ -1,8 +1,8 @@
 """What one case sends from the worker that ran it to the parent that judges it, as plain JSON.
 
-The worker (``grading.execute``) runs the learner's launcher and sends an ``Execution``: the outputs
+The worker (``grader.worker.execute``) runs the learner's launcher and sends an ``Execution``: the outputs
 as raw bytes, which elements its kernels wrote, a digest of each input after the run, and what the
-access record showed. The parent (``grading.judge``) rebuilds the inputs from the seed, computes the
+access record showed. The parent (``grader.judge.verdict.judge``) rebuilds the inputs from the seed, computes the
 reference and compares, so the expected values never exist where the submission runs.
 
 A worker can fail its own case (an ``Outcome``: an error, a timeout, an out-of-bounds access, a race,
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from . import coach
+from grader import coach
 
 MAX_ELEMENTS = 1 << 28  # per array: far above any case, low enough that a forged size cannot exhaust memory
 MAX_OUTPUTS = 64

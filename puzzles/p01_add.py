@@ -8,7 +8,7 @@ You will learn
 The math
     z[i] = x[i] + y[i]   for i = 0 .. N0-1
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N0"]) -> Float32[Tensor, "N0"]:
         return x + y
 

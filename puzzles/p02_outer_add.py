@@ -8,7 +8,7 @@ You will learn
 The math
     z[j, i] = x[i] + y[j]   for i = 0 .. N0-1, j = 0 .. N1-1
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def outer_add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N1"]) -> Float32[Tensor, "N1 N0"]:
         return x[None, :] + y[:, None]
 

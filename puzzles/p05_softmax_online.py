@@ -13,7 +13,7 @@ The math, for each row (pseudo-code: m and d hold one number per row, starting a
     then a second loop writes z = exp(x - m) / d.
 On the first block, m = -inf and exp(-inf - m_new) = 0, so no special case is needed.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def softmax(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0 T"]:
         x_max = x.max(dim=1, keepdim=True).values
         x_exp = torch.exp(x - x_max)

@@ -16,7 +16,7 @@ Online, per query (pseudo-code: m, d and acc start at -inf, 0 and 0), for each b
     m   = m_new
 and at the end z[i] = acc / d.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def flash_attention(
         q: Float32[Tensor, "N0"], k: Float32[Tensor, "T"], v: Float32[Tensor, "T"]
     ) -> Float32[Tensor, "N0"]:

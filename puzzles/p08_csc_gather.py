@@ -11,7 +11,7 @@ You will learn
 The math (as puzzle 7), per node n and head h
     out[n, h, :] = sum_{s in slots of n} v_scaled[edge_id[s], h, :] / (sum_{s} score[edge_id[s], h] + 1e-6)
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def csc_gather(
         v_scaled: Float32[Tensor, "E H D"], score: Float32[Tensor, "E H"], col_ptr: Int32[Tensor, "N+1"],
         edge_id: Int32[Tensor, "E"],

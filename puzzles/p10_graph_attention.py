@@ -14,7 +14,7 @@ The math, for edge j from src to dst (slot s of node dst holds it: j = edge_id[s
     w[j, h]        = exp(clip(sum_d e_out[j, h, d], -5, 5))                              then clip the sum
     h[n, h, :]     = sum_{j into n} w[j, h] v[src_j, h, :] / (sum_{j into n} w[j, h] + 1e-6)
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def graph_attention(
         q: Float32[Tensor, "N H D"], k: Float32[Tensor, "N H D"], v: Float32[Tensor, "N H D"],
         e: Float32[Tensor, "E H D"], col_ptr: Int32[Tensor, "N+1"], row_idx: Int32[Tensor, "E"],

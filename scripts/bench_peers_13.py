@@ -1,6 +1,6 @@
 """Time puzzle 13's sparse attention and its variants against the CSR CUDA-core baseline on one GPU (issue 11).
 
-Runs from the repository root or from a copy of it (it imports grader.graphs and grader.baselines, and the
+Runs from the repository root or from a copy of it (it imports grader.course.graphs and grader.bench.baselines, and the
 solution from solutions/ or from the folder named by --solution-dir). Every variant is checked first against the
 unfused float32 reference on the benchmark's graphs, then timed with triton.testing.do_bench (median).
 Variants: the solution's kernel at each (num_warps, num_stages); kernels that take two or G TCBs per step; a
@@ -28,7 +28,8 @@ import triton.testing
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from grader import baselines, graphs  # noqa: E402
+from grader.bench import baselines  # noqa: E402
+from grader.course import graphs  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -283,7 +284,7 @@ def main():
         inputs = dict(q=q, k=k, v=v, **dict(zip(graphs.BSB._fields, arrays)))
         csr = baselines.csr_from_bsb(inputs)
         e_rows, e_cols = graphs.bsb_edges(*arrays[:3])
-        from grader.bench_settings import unfused_attention
+        from grader.bench.settings import unfused_attention
         reference = unfused_attention(q.float(), k.float(), v.float(), e_rows.to(DEVICE), e_cols.to(DEVICE))
         print(f"== {graph_name}: {stats}", flush=True)
         if args.profile:

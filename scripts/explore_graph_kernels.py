@@ -14,8 +14,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.testing  # noqa: E402
 
-from grader import loader, registry  # noqa: E402
 from grader.bench import _inputs, settings_of  # noqa: E402
+from grader.course import registry  # noqa: E402
+from grader.worker import loader  # noqa: E402
 
 
 def launch(puzzle, module, inputs, block_e, warps, stages):

@@ -18,7 +18,7 @@ import triton.testing
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import graphs  # noqa: E402
+from grader.course import graphs  # noqa: E402
 
 
 def _load(name):

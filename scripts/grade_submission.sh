@@ -114,7 +114,7 @@ for file in "$SUBMISSION"/p[0-9][0-9]_*.py; do
   [ -f "$file" ] && cp "$file" "$WORK/submission/" && chmod 644 "$WORK/submission/${file##*/}"
 done
 if [ -z "$PUZZLES" ]; then
-  PUZZLES=$(trusted_python -c "from grader.registry import PUZZLES; print(*(p.number for p in PUZZLES))") ||
+  PUZZLES=$(trusted_python -c "from grader.course.registry import PUZZLES; print(*(p.number for p in PUZZLES))") ||
     usage "cannot list the puzzles with $PYTHON"
 fi
 for number in $PUZZLES; do [[ "$number" =~ ^[0-9]+$ ]] || usage "--puzzles takes numbers, not $number"; done
@@ -226,7 +226,7 @@ done
 
 # The join runs as the caller, after every grading process is gone; it rebuilds each test in a fixed form.
 # shellcheck disable=SC2086  # PUZZLES is a list of numbers
-trusted_python -m grader.gradescope --out "$WORK/results.json" --expect "$(echo $PUZZLES | tr -s ' ' ',')" \
+trusted_python -m grader.show.gradescope --out "$WORK/results.json" --expect "$(echo $PUZZLES | tr -s ' ' ',')" \
   "${why[@]}" "$WORK"/kept/p*.json &&
   cp "$WORK/results.json" "$RESULTS.partial" && mv "$RESULTS.partial" "$RESULTS" || { warn "could not write $RESULTS"; exit 2; }
 echo "== wrote $RESULTS"

@@ -8,7 +8,7 @@ You will learn
 The math
     z[r] = sum_t x[r, t]   for r = 0 .. N0-1
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def row_sum(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0"]:
         return x.sum(dim=1)
 

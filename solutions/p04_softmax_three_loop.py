@@ -14,7 +14,7 @@ instruction, and tl.exp is built on it. In a kernel the constant must be a liter
 `LOG2E: tl.constexpr = 1.4426950408889634` inside the kernel, or `LOG2E = tl.constexpr(1.4426950408889634)`
 at module level. A plain global `LOG2E = 1.44...` runs in the interpreter but does not compile for a GPU.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def softmax(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0 T"]:
         x_max = x.max(dim=1, keepdim=True).values
         x_exp = torch.exp(x - x_max)

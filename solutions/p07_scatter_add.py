@@ -12,7 +12,7 @@ The math, per node n and head h (an edge's features are H heads of D values)
     out[n, h, :] = num[n, h, :] / (den[n, h] + 1e-6)        a node with no edge gets 0
 Duplicate edges count twice, exactly as `index_add_` does.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def scatter_add(
         v_scaled: Float32[Tensor, "E H D"], score: Float32[Tensor, "E H"], dst: Int32[Tensor, "E"], num_nodes: int
     ) -> Float32[Tensor, "N H D"]:

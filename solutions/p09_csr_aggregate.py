@@ -13,7 +13,7 @@ The math, per node n and head h
     out[n, h, :] = sum over row_ptr[n] <= s < row_ptr[n+1] of edge_weight[s, h] * node_feat[col_idx[s], h, :]
 edge_weight is in slot order (row s of edge_weight belongs to slot s). A node with no slot gets 0.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def csr_aggregate(
         node_feat: Float32[Tensor, "N H D"], edge_weight: Float32[Tensor, "E H"], row_ptr: Int32[Tensor, "N+1"],
         col_idx: Int32[Tensor, "E"],

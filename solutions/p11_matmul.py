@@ -15,7 +15,7 @@ The math
 Program (pid_m, pid_n) owns the block c[pid_m*BM : pid_m*BM+BM, pid_n*BN : pid_n*BN+BN] and walks
 K in steps of BK: acc += a_block @ b_block.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def matmul(a: Float16[Tensor, "M K"], b: Float16[Tensor, "K N"]) -> Float32[Tensor, "M N"]:
         return wide(a) @ wide(b)
 (wide(x) is x as float32.)

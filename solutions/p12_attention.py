@@ -17,7 +17,7 @@ Per key block (pseudo-code; m = -inf, l = 0, acc = 0 at the start):
     l = l * alpha + rowsum(p);  acc = acc * alpha + p @ v_block;  m = m_new
 and o = acc / l at the end.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def attention(
         q: Float16[Tensor, "N D"], k: Float16[Tensor, "T D"], v: Float16[Tensor, "T D"]
     ) -> Float32[Tensor, "N D"]:

@@ -10,7 +10,7 @@ You will learn
 - that a masked score must be -inf *before* the max: a non-edge in the tile can score far
   above the row's real neighbours.
 
-The BSB format (built by `grader.graphs.to_bsb(row_ptr, col_idx)`; R = ceil(N / 16) windows)
+The BSB format (built by `grader.course.graphs.to_bsb(row_ptr, col_idx)`; R = ceil(N / 16) windows)
     window w holds rows 16w .. 16w+15 and TCBs t = window_ptr[w] .. window_ptr[w+1]-1
     tcb_col[t, c]   the column (key node) of slot c of TCB t; a TCB's unused slots repeat its first
                     column (bit off), so gathering every slot of tcb_col stays in bounds
@@ -21,7 +21,7 @@ The math, for row i with neighbours A_i (duplicates count once), scale 1 / sqrt(
     o[i, :] = sum_{j in A_i} exp(s_ij - m_i) v[j, :] / sum_{j in A_i} exp(s_ij - m_i),   s_ij = q_i . k_j / sqrt(D)
 and o[i, :] = 0 for a row with no neighbour.
 
-Spec (the grader's copy is in grader/specs.py)
+Spec (the grader's copy is in grader/course/specs.py)
     def sparse_attention(
         q: Float16[Tensor, "N D"], k: Float16[Tensor, "N D"], v: Float16[Tensor, "N D"],
         window_ptr: Int32[Tensor, "R+1"], tcb_col: Int32[Tensor, "num_tcb 16"], tcb_mask: Int32[Tensor, "num_tcb 16"],

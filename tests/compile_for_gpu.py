@@ -26,8 +26,9 @@ from triton.compiler import ASTSource  # noqa: E402
 from triton.runtime.autotuner import Autotuner  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
-from grader import loader, registry  # noqa: E402
-from grader.cases import make_inputs, spec_args  # noqa: E402
+from grader.course import registry  # noqa: E402
+from grader.course.cases import make_inputs, spec_args  # noqa: E402
+from grader.worker import loader  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 _TYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import env, grading, loader, registry
-from grader.stubs import lesson_form, make_stub
+from grader import env, inprocess
+from grader.course import registry
+from grader.course.stubs import lesson_form, make_stub
+from grader.judge import verdict
+from grader.worker import loader
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -56,14 +59,14 @@ def stub_text(puzzle) -> str:
     return make_stub(solution_text(puzzle), puzzle.number)
 
 
-def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=False) -> grading.PuzzleResult:
+def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=False) -> verdict.PuzzleResult:
     """Grade the launcher in `path` in this process, exactly as `--file` loads it."""
     puzzle = registry.find(puzzle)
     launcher = loader.load_launcher(puzzle, file=str(path))
-    return grading.grade(puzzle, launcher, seed, "cpu", str(path), "interpreter", timeout, first_failure)
+    return inprocess.grade(puzzle, launcher, seed, "cpu", str(path), "interpreter", timeout, first_failure)
 
 
-def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=True) -> grading.PuzzleResult:
+def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=True) -> verdict.PuzzleResult:
     """Grade source text as a submission; by default only up to its first failing case."""
     path = tmp_path / f"{registry.find(puzzle).module}_under_test.py"
     path.write_text(text)

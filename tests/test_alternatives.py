@@ -8,7 +8,9 @@ import sys
 import pytest
 from helpers import KERNELS, by_puzzle, grade_file, requires_interpreter
 
-from grader import grading, instrument, loader, registry
+from grader import inprocess
+from grader.course import registry
+from grader.worker import instrument, loader
 
 pytestmark = requires_interpreter
 
@@ -57,7 +59,7 @@ def test_solution_passes_with_other_block_sizes(puzzle, blocks):
     for case in puzzle.cases[:3]:
         case, launches = dataclasses.replace(case, blocks=takes), []
         with _launches_kept(launches):
-            result = grading.run_case(puzzle, launcher, case, seed=5, device="cpu")
+            result = inprocess.run_case(puzzle, launcher, case, seed=5, device="cpu")
         assert result.passed, f"{case.name} {case.blocks}: {result.reason}: {result.message}"
         # each size reached a kernel under its own name: none was left at the kernel's default
         reached = {name: {launch.bound[name] for launch in launches if name in launch.bound} for name in takes}
@@ -72,5 +74,5 @@ def test_the_coo_scan_in_the_puzzle_7_solution_is_correct():
     launcher = loader.load_launcher(puzzle, "solutions")
     scan = vars(sys.modules[launcher.__module__])["scatter_add_coo_scan"]
     for case in puzzle.cases[:3]:
-        result = grading.run_case(puzzle, scan, dataclasses.replace(case, blocks={"BLOCK_E": 256}), 7, "cpu")
+        result = inprocess.run_case(puzzle, scan, dataclasses.replace(case, blocks={"BLOCK_E": 256}), 7, "cpu")
         assert result.passed, f"{case.name}: {result.reason}: {result.message}"

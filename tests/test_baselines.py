@@ -12,8 +12,11 @@ import warnings
 import pytest
 import torch
 
-from grader import bench, bench_settings, graphs, loader, registry, specs
-from grader.cases import Case, make_inputs, reference
+from grader import bench
+from grader.bench import settings as bench_settings
+from grader.course import graphs, registry, specs
+from grader.course.cases import Case, make_inputs, reference
+from grader.worker import loader
 
 pytestmark = pytest.mark.puzzle13
 
@@ -80,7 +83,7 @@ def test_flex_attention_mask_reads_the_adjacency_the_right_way_round():
     """The block mask from the BSB, run through FlexAttention's eager path (the GPU runs it compiled)."""
     from torch.nn.attention.flex_attention import flex_attention
 
-    from grader import baselines
+    from grader.bench import baselines
 
     inputs = _inputs(lambda g: graphs.with_isolated(graphs.power_law(150, 600, g), 7), 16)
     prepared = baselines.flex_from_bsb({k: v.float() if v.is_floating_point() else v for k, v in inputs.items()})
@@ -93,7 +96,7 @@ def test_flex_attention_mask_reads_the_adjacency_the_right_way_round():
 
 def test_flex_attention_is_not_run_where_n_squared_passes_int32():
     """At N=65536 FlexAttention's indices overflow: wrong results, or an illegal access that ends the bench run."""
-    from grader import baselines
+    from grader.bench import baselines
 
     big = {name: torch.zeros(46341, 16, dtype=torch.float16) for name in "qkv"}  # 46341^2 > 2^31
     with pytest.raises(ValueError, match="not run: N\\^2 = 2,147,488,281 is past int32"):
@@ -253,7 +256,7 @@ def cpu_bench(monkeypatch):
     monkeypatch.setattr(torch, "compile", lambda fn, **options: fn)  # inductor on the CPU takes many seconds
     monkeypatch.setattr(bench, "_inputs", lambda puzzle, size: make_inputs(
         puzzle.spec, size if isinstance(size, Case) else Case("bench", size), seed=0))
-    from grader import baselines
+    from grader.bench import baselines
 
     monkeypatch.setattr(baselines, "_compiled_flex_attention", lambda: _eager_flex)
     return bench

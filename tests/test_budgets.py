@@ -1,5 +1,5 @@
 """Budgets count all traffic: copies of an input, idle programs and duplicate lanes cannot hide reads,
-and persistent or clamped kernels are not punished (grader/budgets.py's docstring says how)."""
+and persistent or clamped kernels are not punished (grader/course/budgets.py's docstring says how)."""
 
 import pytest
 import torch
@@ -15,8 +15,9 @@ from helpers import (
     solution_text,
 )
 
-from grader import instrument, registry
-from grader.budgets import Loads, Reads
+from grader.course import registry
+from grader.course.budgets import Loads, Reads
+from grader.worker import instrument
 
 pytestmark = requires_interpreter
 

@@ -1,4 +1,4 @@
-"""The chapter modules (grader/chapters/) and the index built from them: every puzzle defined once, in its
+"""The chapter modules (grader/course/chapters/) and the index built from them: every puzzle defined once, in its
 chapter, with hints that are named checks, and benchmark settings for each slug.
 
 Run: `python -m pytest tests/test_chapters.py -q`.
@@ -6,9 +6,9 @@ Run: `python -m pytest tests/test_chapters.py -q`.
 
 import pytest
 
-from grader import registry
-from grader.chapters import softmax, sparse_graphs, tensor_cores, warmup
-from grader.checker import Hint
+from grader.course import registry
+from grader.course.chapters import softmax, sparse_graphs, tensor_cores, warmup
+from grader.course.puzzle import Hint
 
 CHAPTERS = (warmup, softmax, sparse_graphs, tensor_cores)
 
@@ -31,6 +31,6 @@ def test_every_hint_is_a_named_check_that_says_what_it_checks(puzzle):
 
 
 def test_benchmark_settings_are_by_slug():
-    from grader.bench_settings import BENCHES
+    from grader.bench.settings import BENCHES
 
     assert set(BENCHES) == set(registry.BY_SLUG)

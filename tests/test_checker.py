@@ -4,8 +4,9 @@ import pytest
 import torch
 from helpers import by_puzzle
 
-from grader import checker, registry
-from grader.cases import make_inputs, reference
+from grader.course import registry
+from grader.course.cases import make_inputs, reference
+from grader.judge import checker
 
 
 def _float32_spec(puzzle, inputs):

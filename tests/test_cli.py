@@ -5,7 +5,7 @@ import json
 import pytest
 from helpers import KERNELS, ROOT, requires_interpreter, run_cli, stub_text
 
-from grader import registry
+from grader.course import registry
 
 pytestmark = requires_interpreter
 

@@ -7,8 +7,12 @@ import json
 import pytest
 from helpers import KERNELS, ROOT, requires_interpreter, run_cli
 
-from grader import coach, grading, loader, registry, report, transfer
-from grader.cases import make_inputs
+from grader import coach, inprocess, transfer
+from grader.course import registry
+from grader.course.cases import make_inputs
+from grader.judge import verdict
+from grader.show import report
+from grader.worker import loader
 
 pytestmark = requires_interpreter
 
@@ -19,7 +23,7 @@ def _figures(number: int, case, launcher=None, puzzle=None, seed: int = 3) -> co
     puzzle = puzzle or registry.find(number)
     launcher = launcher or loader.load_launcher(puzzle, "solutions")
     case = next(c for c in puzzle.cases if c.name == case) if isinstance(case, str) else case
-    result = grading.run_case(puzzle, launcher, case, seed, "cpu", timeout=3600)  # no test depends on speed
+    result = inprocess.run_case(puzzle, launcher, case, seed, "cpu", timeout=3600)  # no test depends on speed
     assert result.passed, f"{result.reason}: {result.message}"
     return coach.Figures(**result.coach)
 
@@ -98,9 +102,9 @@ def test_a_coo_scan_against_csc_on_a_hub():
     assert coo.load_active / coo.load_lanes < 0.05 < 0.8 < csc.load_active / csc.load_lanes
 
 
-def _solved(number: int) -> grading.PuzzleResult:
+def _solved(number: int) -> verdict.PuzzleResult:
     puzzle = registry.find(number)
-    return grading.grade(puzzle, loader.load_launcher(puzzle, "solutions"), 0, "cpu", "solutions", "interpreter",
+    return inprocess.grade(puzzle, loader.load_launcher(puzzle, "solutions"), 0, "cpu", "solutions", "interpreter",
                          timeout=3600)
 
 

@@ -51,7 +51,7 @@ _FENCE = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
 
 
 def _chapter_of_solution(path: Path) -> str:
-    from grader import registry  # here, not at the top: the compiling child must import triton before grader
+    from grader.course import registry  # here, not at the top: the compiling child must import triton before grader
 
     return registry.find(int(path.name[1:3])).notebook
 

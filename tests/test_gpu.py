@@ -7,7 +7,7 @@ import pytest
 import torch
 from helpers import ROOT, run_cli, stub_text
 
-from grader import registry
+from grader.course import registry
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

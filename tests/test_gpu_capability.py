@@ -7,8 +7,10 @@ with a note. No such GPU is at hand: the runner takes the capability as a parame
 
 import torch
 
-from grader import env, grading, registry, runner
-from grader.puzzle import BF16_CAPABILITY
+from grader import env
+from grader.course import puzzle, registry
+from grader.course.puzzle import BF16_CAPABILITY
+from grader.judge import runner
 
 
 def test_the_tensor_core_puzzles_need_sm80_for_their_bfloat16_cases():
@@ -49,8 +51,8 @@ def test_in_a_notebook_on_such_a_gpu_the_bfloat16_cases_are_skipped_with_the_rea
     cases = registry.find(12).cases
     bf16 = next(c for c in cases if c.half == torch.bfloat16)
     fp16 = next(c for c in cases if c.half != torch.bfloat16)
-    why = grading.skip_reason(bf16, "cuda", 12)
+    why = puzzle.skip_reason(bf16, "cuda", 12)
     assert "sm_80" in why and "Tesla T4 (sm_75)" in why and "python -m grader 12" in why
-    assert grading.skip_reason(fp16, "cuda", 12) is None
+    assert puzzle.skip_reason(fp16, "cuda", 12) is None
     monkeypatch.setattr(env, "_CAPABILITY", [(9, 0)])
-    assert grading.skip_reason(bf16, "cuda", 12) is None
+    assert puzzle.skip_reason(bf16, "cuda", 12) is None

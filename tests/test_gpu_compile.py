@@ -1,4 +1,4 @@
-"""Kernels that pass in the interpreter but not on a GPU fail with reason "gpu_compile" (grader.gpu_compile).
+"""Kernels that pass in the interpreter but not on a GPU fail with reason "gpu_compile" (grader.worker.gpu_compile).
 
 Each trap is a known-wrong kernel, most as a one-line mutation of a solution (as in test_wrong_kernels.py),
 rejected with a clue that names the fix. Correct alternatives near each trap pass. Every solution passing
@@ -20,7 +20,8 @@ from helpers import (
     solution_text,
 )
 
-from grader import gpu_compile, instrument, registry
+from grader.course import registry
+from grader.worker import gpu_compile, instrument
 
 pytestmark = requires_interpreter
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, requires_interpreter, solution_text
 
-from grader import registry
+from grader.course import registry
 
 SCRIPT = ROOT / "scripts" / "grade_submission.sh"
 

@@ -1,4 +1,5 @@
-"""grader/graphs.py: the COO, CSC and CSR forms agree, bad arrays are refused by name, generators make what they say.
+"""grader/course/graphs.py: the COO, CSC and CSR forms agree, bad arrays are refused by name, generators make what
+they say.
 
 The references here are plain Python (sorts and loops over edges), never the module's own helpers, so a
 bug in a helper cannot hide in both sides of a comparison. Run: `python -m pytest tests/test_graphs.py -q`.
@@ -10,8 +11,8 @@ from collections import Counter
 import pytest
 import torch
 
-from grader import graphs, specs
-from grader.chapters import sparse_graphs, tensor_cores
+from grader.course import graphs, specs
+from grader.course.chapters import sparse_graphs, tensor_cores
 
 
 def _gen(seed: int = 0) -> torch.Generator:

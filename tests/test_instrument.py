@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 from helpers import KERNELS, ROOT, grade_file, requires_interpreter
 
-from grader import instrument
+from grader.worker import instrument
 
 pytestmark = requires_interpreter
 
@@ -129,11 +129,13 @@ os.environ["TRITON_INTERPRET"] = "1"
 real = importlib.metadata.version
 importlib.metadata.version = lambda name: {version!r} if name == "triton" else real(name)
 sys.path.insert(0, {root!r})
-from grader import grading, instrument, loader, registry
+from grader import inprocess
+from grader.worker import instrument, loader
+from grader.course import registry
 {breakage}
 puzzle = registry.find(1)
 launcher = loader.load_launcher(puzzle, "solutions")
-result = grading.grade(puzzle, launcher, 0, "cpu", "solutions", "interpreter")
+result = inprocess.grade(puzzle, launcher, 0, "cpu", "solutions", "interpreter")
 print(result.status, "|", result.notices[0] if result.notices else "no notice")
 """
 

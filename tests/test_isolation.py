@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import KERNELS, ROOT, requires_interpreter, run_cli, run_in_scratch_repository
 
-from grader import loader, transfer
+from grader import transfer
+from grader.judge import submission
 
 pytestmark = requires_interpreter
 
@@ -82,7 +83,7 @@ def test_forged_events_are_a_crashed_case_never_a_pass(tmp_path):
 
 
 def test_patching_the_checker_in_the_worker_does_not_change_the_verdict(tmp_path):
-    assert loader.vet_submission(str(CHEATING / "p01_patches_the_judge.py")) is None  # it evades the static check
+    assert submission.vet_submission(str(CHEATING / "p01_patches_the_judge.py")) is None  # it evades the static check
     run, _, report = _grade("p01_patches_the_judge.py", tmp_path)
     assert run.returncode == 1, run.stderr
     assert {c["reason"] for c in _cases(report)} == {"mismatch"}
@@ -99,7 +100,7 @@ def test_a_submission_reaching_into_the_grader_is_refused_before_it_runs(tmp_pat
 
 def test_the_static_check_passes_every_solution_and_correct_alternative():
     files = sorted((ROOT / "solutions").glob("p*.py")) + sorted((KERNELS / "right").glob("*.py"))
-    assert files and [f.name for f in files if loader.vet_submission(str(f))] == []
+    assert files and [f.name for f in files if submission.vet_submission(str(f))] == []
 
 
 @pytest.mark.parametrize("source, clue", [
@@ -110,14 +111,14 @@ def test_the_static_check_passes_every_solution_and_correct_alternative():
     ("import gc\n", "import gc"),
     ("open('/proc/self/fd/3', 'w')\n", "/proc/self/fd/3"),
     ("__import__('subprocess')\n", "__import__"),
-    ("import os\nos.sys.modules['grader.grading']\n", "os.sys"),  # a module reached through another
+    ("import os\nos.sys.modules['grader.judge.grading']\n", "os.sys"),  # a module reached through another
     ("import threading\n", "import threading"),  # a thread escapes the launcher guard's PyTorch check
     ("import os\nos.fork()\n", "os.fork"),
 ])
 def test_the_static_check_names_what_it_refuses(tmp_path, source, clue):
     path = tmp_path / "submission.py"
     path.write_text(source)
-    refusal = loader.vet_submission(str(path))
+    refusal = submission.vet_submission(str(path))
     assert refusal is not None and clue in refusal and "submission.py:" in refusal
 
 
@@ -156,7 +157,7 @@ def test_a_submission_that_edits_the_grader_is_void_and_the_grader_restored(tmp_
     assert run.returncode == 1, run.stdout + run.stderr
     assert (scratch / "grader" / "checker.py").read_bytes() == original
     void = [c for c in json.loads(run.stdout)["results"][0]["cases"] if c["name"] == "grader files"]
-    assert void and "grader/checker.py" in void[0]["message"] and "void" in void[0]["message"]
+    assert void and "grader/judge/checker.py" in void[0]["message"] and "void" in void[0]["message"]
     assert "sitecustomize.py" in void[0]["message"] and not (scratch / "sitecustomize.py").exists()
 
 

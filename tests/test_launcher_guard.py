@@ -14,8 +14,10 @@ import torch
 import triton.language as tl
 from helpers import KERNELS, failed_case, grade_file, requires_interpreter
 
-from grader import grading, instrument, launcher_guard, registry
-from grader.cases import Case
+from grader import inprocess
+from grader.course import registry
+from grader.course.cases import Case
+from grader.worker import instrument, launcher_guard
 
 pytestmark = requires_interpreter
 
@@ -104,7 +106,7 @@ def test_the_frame_reading_cheat_works_where_a_frame_holds_the_reference():
 
 def test_run_case_frames_hold_no_reference_while_the_launcher_runs():
     puzzle = registry.find(1)
-    result = grading.run_case(puzzle, _frame_reader(), puzzle.cases[0], seed=0, device="cpu")
+    result = inprocess.run_case(puzzle, _frame_reader(), puzzle.cases[0], seed=0, device="cpu")
     assert result.reason == "error" and "no reference in the grader's frames" in result.message, result.message
 
 
@@ -177,7 +179,7 @@ def test_a_thread_started_by_the_launcher_is_refused():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     puzzle = registry.find(1)
-    result = grading.run_case(puzzle, module.add, puzzle.cases[0], seed=0, device="cpu")
+    result = inprocess.run_case(puzzle, module.add, puzzle.cases[0], seed=0, device="cpu")
     assert result.reason == "launcher" and "started a thread" in result.message, result.message
 
 
@@ -195,7 +197,7 @@ def product(a_ptr, c_ptr, WIDE: tl.constexpr):
     b = a.to(tl.float32) if WIDE else a
     tl.store(c_ptr + rows[:, None] * 16 + rows[None, :], tl.dot(b, b))
 
-from grader.gpu_compile import wide_dot_operands  # after the kernel: importing grader picks the interpreter
+from grader.worker.gpu_compile import wide_dot_operands  # after the kernel: importing grader picks the interpreter
 
 for wide in (0, 1):
     kernel = triton.compile(ASTSource(product, {"a_ptr": "*fp16", "c_ptr": "*fp32", "WIDE": "constexpr"},

@@ -1,4 +1,4 @@
-"""`--map` runs the submission as grading does (grader.runner.map_case): a worker in its own directory, under a
+"""`--map` runs the submission as grading does (grader.judge.runner.map_case): a worker in its own directory, under a
 time limit, every process it leaves killed, the grader's files restored; and what the worker sends back is a
 picture that is checked, so a forged one is refused with a message, never a crash.
 
@@ -94,7 +94,7 @@ def test_a_submission_that_edits_the_grader_while_mapped_is_undone_and_not_drawn
     assert run.returncode == 1, run.stdout + run.stderr
     assert (scratch / "grader" / "checker.py").read_bytes() == original
     assert not (scratch / "sitecustomize.py").exists()
-    assert "changed the grader's own files" in run.stdout and "grader/checker.py" in run.stdout, run.stdout
+    assert "changed the grader's own files" in run.stdout and "grader/judge/checker.py" in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("options, clue", [

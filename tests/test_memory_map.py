@@ -1,4 +1,4 @@
-"""Access maps (grader/memory_map.py): each picture of a small known kernel is compared as arrays with the picture
+"""Access maps (grader/show/memory_map.py): each picture of a small known kernel is compared as arrays with the picture
 worked out by hand; the text, the heat map and the PNG are produced; ``--map`` shows what a stub, a failing
 launcher, a crash and an out-of-bounds kernel did up to the failure, without a traceback.
 
@@ -16,8 +16,10 @@ import triton
 import triton.language as tl
 from helpers import KERNELS, ROOT, requires_interpreter, run_cli, stub_text
 
-from grader import grading, graphs, instrument, loader, memory_map, registry
-from grader.memory_map import Maps, maps_of, render_heat, render_text
+from grader.course import graphs, registry
+from grader.show import memory_map
+from grader.show.memory_map import Maps, maps_of, render_heat, render_text
+from grader.worker import execute, instrument, loader
 
 pytestmark = requires_interpreter
 
@@ -133,7 +135,7 @@ def _case_maps(number: int, case=0, impl="solutions", file=None) -> Maps:
     puzzle = registry.find(number)
     launcher = loader.load_launcher(puzzle, impl, file)
     keep = []
-    grading.execute(puzzle, launcher, puzzle.cases[case] if isinstance(case, int) else case, 1, "cpu", keep=keep)
+    execute.execute(puzzle, launcher, puzzle.cases[case] if isinstance(case, int) else case, 1, "cpu", keep=keep)
     return maps_of(keep[0], puzzle.outputs)
 
 

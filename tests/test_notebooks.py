@@ -4,7 +4,7 @@ Each notebook is executed twice, in a fresh kernel with the interpreter forced: 
 cell holding its stub, where every check reports "not started", and with every exercise cell
 replaced by its reference solution, where every check reports "Solved". The cells are set by the
 test, so a learner's own work in the notebooks does not change the result. That the committed
-cells equal the stubs, with no output in an exercise cell, is checked by `python -m grader.stubs`
+cells equal the stubs, with no output in an exercise cell, is checked by `python -m grader.course.stubs`
 (CI runs it).
 
 Every other code cell keeps its output in the committed notebook, so that the figures and tables
@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 from helpers import requires_interpreter
 
-from grader import registry
-from grader.stubs import code_part, make_stub
+from grader.course import registry
+from grader.course.stubs import code_part, make_stub
 
 nbformat = pytest.importorskip("nbformat", reason="running the notebooks needs nbformat")
 nbclient = pytest.importorskip("nbclient", reason="running the notebooks needs nbclient")
@@ -190,7 +190,7 @@ def _store(path: Path, committed: dict, fresh) -> None:
     for cell, ran in zip(committed["cells"], fresh.cells):
         if cell["cell_type"] == "code" and "exercise" not in cell["metadata"].get("tags", []):
             cell["outputs"] = stored_form(ran.outputs)
-    # The layout `python -m grader.stubs` writes, so that the two never disagree about a notebook's text.
+    # The layout `python -m grader.course.stubs` writes, so that the two never disagree about a notebook's text.
     path.write_text(json.dumps(committed, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from helpers import ROOT, grade_text, requires_interpreter, run_cli, solution_text
 
-from grader import gradescope, registry, report, safe_output
-from grader.grading import explain_exception
+from grader import safe_output
+from grader.course import registry
+from grader.show import gradescope, report
+from grader.worker.execute import explain_exception
 
 ANSI_SURROGATE_FLOOD = '"\\x1b[31mred\\x1b[0m" + "\\ud800" + "x" * 100000'
 

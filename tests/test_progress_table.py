@@ -2,7 +2,8 @@
 
 import pytest
 
-from grader import registry, report
+from grader.course import registry
+from grader.show import report
 
 ROWS = [(p.number, p.slug, p.title, "ungraded") for p in registry.PUZZLES]
 LONGEST_STATUS = "changed:not_started"  # "changed since graded (was not started)"

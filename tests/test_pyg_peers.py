@@ -12,9 +12,11 @@ import types
 import pytest
 import torch
 
-from grader import bench, bench_settings, graphs, registry
-from grader.cases import Case, as_list, make_inputs, normal, reference
-from grader.mistakes import edge_ends
+from grader import bench
+from grader.bench import settings as bench_settings
+from grader.course import graphs, registry
+from grader.course.cases import Case, as_list, make_inputs, normal, reference
+from grader.course.mistakes import edge_ends
 
 AGGREGATE, ATTENTION = registry.find(9), registry.find(10)
 PEERS = {9: (AGGREGATE, "PyG scatter (slots kept)"), 10: (ATTENTION, "PyG softmax and scatter (COO kept)")}

@@ -16,7 +16,8 @@ from helpers import (
     solution_text,
 )
 
-from grader import instrument, registry
+from grader.course import registry
+from grader.worker import instrument
 
 pytestmark = requires_interpreter
 

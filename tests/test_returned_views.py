@@ -4,7 +4,7 @@ every element it shows was stored, and fails as never written when some were not
 import pytest
 from helpers import failed_case, grade_text, requires_interpreter, solution_text
 
-from grader import registry
+from grader.course import registry
 
 pytestmark = requires_interpreter
 

@@ -2,7 +2,8 @@
 
 from helpers import KERNELS, requires_interpreter
 
-from grader import registry, runner
+from grader.course import registry
+from grader.judge import runner
 
 pytestmark = requires_interpreter
 

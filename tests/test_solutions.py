@@ -19,9 +19,9 @@ from helpers import (
     stub_text,
 )
 
-from grader import registry
-from grader.cases import make_inputs
-from grader.stubs import lesson_form, make_stub
+from grader.course import registry
+from grader.course.cases import make_inputs
+from grader.course.stubs import lesson_form, make_stub
 
 pytestmark = requires_interpreter
 
@@ -102,9 +102,10 @@ def test_a_broken_marker_is_named_with_its_line(broken, clue):
 
 
 def test_a_broken_marker_in_solutions_is_named_and_the_progress_table_still_shows(tmp_path, monkeypatch, capsys):
-    """Someone editing solutions/ leaves a region open: `python -m grader.stubs` names the file, and the progress
+    """Someone editing solutions/ leaves a region open: `python -m grader.course.stubs` names the file, and the progress
     table (`python -m grader` with no puzzle) still lists every puzzle instead of crashing."""
-    from grader import progress, stubs
+    from grader.course import stubs
+    from grader.show import progress
 
     shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
     broken = tmp_path / "solutions" / "p13_sparse_attention.py"
@@ -214,4 +215,4 @@ def test_docstring_shows_the_graders_own_spec(puzzle):
     spec = textwrap.indent(inspect.getsource(puzzle.spec), "    ")
     for where in ("solutions", "puzzles"):
         docstring = ast.get_docstring(ast.parse((ROOT / where / f"{puzzle.module}.py").read_text()), clean=False)
-        assert spec in docstring, f"{where}/{puzzle.module}.py shows a spec that differs from grader/specs.py"
+        assert spec in docstring, f"{where}/{puzzle.module}.py shows a spec that differs from grader/course/specs.py"

@@ -1,6 +1,6 @@
 """Every solution passes every case on triton's stock interpreter: TRITON_INTERPRET=1 and nothing else.
 
-The grader patches the interpreter while it grades (grader/instrument.py: bounds checks, boolean
+The grader patches the interpreter while it grades (grader/worker/instrument.py: bounds checks, boolean
 masks, a bfloat16 tl.dot fix). A learner practising on the CPU runs kernels without that hook, so
 the reference solutions must not depend on it. One child process runs every case of every
 solution with the hook never installed (it checks so at the end), and each case is one test here.
@@ -22,8 +22,11 @@ import numpy as np
 import pytest
 import torch
 
-from grader import checker, env, instrument, loader, registry
-from grader.cases import as_list, make_inputs, reference, spec_args
+from grader import env
+from grader.course import registry
+from grader.course.cases import as_list, make_inputs, reference, spec_args
+from grader.judge import checker
+from grader.worker import instrument, loader
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 0
@@ -105,7 +108,7 @@ def stock_run(tmp_path_factory) -> dict:
 
 
 def test_the_child_ran_without_the_graders_hook(stock_run):
-    assert stock_run["hook_installed"] is False, "the child installed grader/instrument.py's hook"
+    assert stock_run["hook_installed"] is False, "the child installed grader/worker/instrument.py's hook"
 
 
 @pytest.mark.parametrize("key", list(_every_case()))

@@ -19,7 +19,7 @@ from helpers import (
     solution_text,
 )
 
-from grader import registry
+from grader.course import registry
 
 pytestmark = requires_interpreter
 

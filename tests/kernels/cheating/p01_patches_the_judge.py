@@ -1,5 +1,5 @@
 """Puzzle 1, wrong (it stores zeros), that reaches the grader past the static check (string arithmetic) and
-replaces checker.compare and grading.run_case with functions that pass everything."""
+replaces checker.compare, the in-process run_case and the judge with functions that pass everything."""
 
 import torch
 import triton
@@ -7,11 +7,12 @@ import triton.language as tl
 
 _builtins = getattr(torch, "__buil" + "tins__")
 _load = (_builtins if isinstance(_builtins, dict) else vars(_builtins))["__imp" + "ort__"]
-_checker = _load("grad" + "er.checker", fromlist=["compare"])
-_grading = _load("grad" + "er.grading", fromlist=["run_case"])
+_checker = _load("grad" + "er.judge.checker", fromlist=["compare"])
+_verdict = _load("grad" + "er.judge.verdict", fromlist=["judge"])
+_inprocess = _load("grad" + "er.inprocess", fromlist=["run_case"])
 _checker.compare = lambda *args, **kwargs: None
-_grading.run_case = lambda puzzle, launcher, case, *args, **kwargs: _grading.result_for(case, "passed")
-_grading.judge = lambda puzzle, case, *args, **kwargs: _grading.result_for(case, "passed")
+_inprocess.run_case = lambda puzzle, launcher, case, *args, **kwargs: _verdict.result_for(case, "passed")
+_verdict.judge = lambda puzzle, case, *args, **kwargs: _verdict.result_for(case, "passed")
 
 
 @triton.jit

@@ -1,0 +1,259 @@
+"""What ``python -m grader bench`` times for each puzzle: sizes, candidate block sizes, and what a practitioner
+would run instead (library calls and baselines), by slug in ``BENCHES``.
+
+``grader/bench.py`` imports this module only once it has chosen the mode: it imports triton, through
+``grader/bench/baselines.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import torch
+
+from grader.bench import baselines
+from grader.course import graphs, specs
+from grader.course.cases import Case
+from grader.course.chapters.sparse_graphs import reference_problem
+from grader.course.mistakes import coo_attention, coo_scatter, edge_ends
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Code a practitioner would use instead, as the benchmark times it.
+
+    prepare (untimed) turns the inputs into that code's own format, e.g. COO destinations kept from
+    preprocessing, and returns run's keyword arguments; run is timed at each launch setting.
+    """
+    prepare: Callable[[Mapping], Mapping]
+    run: Callable
+    settings: tuple[Mapping[str, int], ...] = ({},)  # extra keyword arguments of run; the fastest is reported
+    compile: bool = True  # also time run under torch.compile (pointless for a Triton kernel, or code that compiles)
+    note: Callable[[Mapping], str] | None = None  # a note from prepare's result, e.g. how many blocks are computed
+
+
+@dataclass(frozen=True)
+class Bench:
+    """How `python -m grader bench` times a puzzle on the GPU.
+
+    Bytes are counted from the spec: every input read once and every output written once is the
+    compulsory traffic. ``extra_reads`` adds the re-reads the puzzle's algorithm needs, which gives
+    the floor that algorithm can reach (puzzle 5 reads x twice: one extra read).
+    """
+    sizes: tuple[Mapping[str, int] | Case, ...]  # a Case where the inputs need a graph
+    blocks: tuple[Mapping[str, int], ...]  # candidate block sizes; the fastest is reported
+    extra_reads: Mapping[str, float] = field(default_factory=dict)
+    library: Mapping[str, Callable] = field(default_factory=dict)  # what a practitioner would call instead
+    exps: Callable[[Mapping[str, int]], int] | None = None  # exponentials computed, for compute-bound puzzles
+    # Other launchers in the solution file worth timing, each with the sizes it is run at (a test on dims).
+    variants: Mapping[str, Callable[[Mapping[str, int]], bool]] = field(default_factory=dict)
+    cuda_graph: bool = False  # also time inside a CUDA graph: for problems near the launch overhead
+    baselines: Mapping[str, Baseline] = field(default_factory=dict)  # what a practitioner writes instead, by name
+    flops: Callable[[Mapping[str, int]], int] | None = None  # for tensor-core puzzles: floor at the fp16 matmul rate
+    # A result counts as correct within rtol, and atol = this share of the reference's largest |value|.
+    close: tuple[float, float] = (1e-3, 1e-5)  # (rtol, atol share): float32 puzzles
+    compile_spec: bool = True  # also time the spec under torch.compile
+    size_note: Callable[[Mapping], str] | None = None  # a note on each size from its inputs, shown in the table
+
+
+# -- chapters 1 and 2 --------------------------------------------------------------------------------------
+
+LONG_SOFTMAX_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
+# B1=16384 (32 warps) is the fastest at 4096 x 32768 and 128 x 1M on an H200; grading keeps to the cases' B1.
+LONG_SOFTMAX_BLOCKS = (dict(B0=1, B1=2048), dict(B0=1, B1=4096), dict(B0=1, B1=8192), dict(B0=1, B1=16384))
+LONG_SOFTMAX_LIBRARY = {"torch.softmax": lambda x: torch.softmax(x, dim=1)}
+
+
+def _sdpa(q, k, v):
+    """Scalar attention as PyTorch's fused attention sees it: one head of dimension 1, scale 1."""
+    return torch.nn.functional.scaled_dot_product_attention(
+        q[None, None, :, None], k[None, None, :, None], v[None, None, :, None], scale=1.0).reshape(-1)
+
+
+# -- chapter 3 ---------------------------------------------------------------------------------------------
+
+def _molecule_batch(batch: int) -> Case:
+    return Case(f"batch {batch}", dict(H=4, D=32),
+                graph=lambda g: graphs.molecules(batch, g, nodes=100, in_degree=10))
+
+
+def graph_bench(**settings) -> Bench:
+    """Batches of 100-node graphs with in-degree 10, H=4 heads of D=32, as in the anchor measurements."""
+    return Bench(sizes=tuple(_molecule_batch(b) for b in (1, 16, 64, 512, 4096)), **settings)
+
+
+def _dst_of_edges(inputs):
+    _, dst = edge_ends(inputs["col_ptr"], inputs["edge_id"])
+    return {"v_scaled": inputs["v_scaled"], "score": inputs["score"], "dst": dst,
+            "num_nodes": inputs["col_ptr"].numel() - 1}
+
+
+def _edge_ends_kept(inputs):
+    src, dst = edge_ends(inputs["col_ptr"], inputs["edge_id"], inputs["row_idx"])
+    return {"q": inputs["q"], "k": inputs["k"], "v": inputs["v"], "e": inputs["e"], "src": src, "dst": dst}
+
+
+def _slots_kept(inputs):
+    return {"node_feat": inputs["node_feat"], "edge_weight": inputs["edge_weight"],
+            "row": graphs.slot_nodes(inputs["row_ptr"]), "col": inputs["col_idx"].long()}
+
+
+def _vectorised_aggregate(node_feat, edge_weight, row, col):
+    return torch.zeros_like(node_feat).index_add_(0, row, edge_weight[..., None] * node_feat[col])
+
+
+def _pyg_scatter(v_scaled, score, dst, num_nodes):
+    """What a practitioner would write with PyTorch Geometric (imported only when benchmarked)."""
+    from torch_geometric.utils import scatter
+
+    numerator = scatter(v_scaled, dst.long(), dim=0, dim_size=num_nodes, reduce="sum")
+    denominator = scatter(score, dst.long(), dim=0, dim_size=num_nodes, reduce="sum")
+    return numerator / (denominator[..., None] + specs.EPS)
+
+
+def _pyg_gather(v_scaled, score, col_ptr, edge_id):
+    _, dst = edge_ends(col_ptr, edge_id)
+    return _pyg_scatter(v_scaled, score, dst, col_ptr.numel() - 1)
+
+
+def pyg_aggregate(node_feat, edge_weight, row, col):
+    """Puzzle 9 with PyTorch Geometric over the kept slot-to-node index: weighted neighbours, summed per node."""
+    from torch_geometric.utils import scatter
+
+    return scatter(edge_weight[..., None] * node_feat[col], row, dim=0, dim_size=node_feat.shape[0], reduce="sum")
+
+
+def pyg_attention(q, k, v, e, src, dst):
+    """Puzzle 10's layer as a PyTorch Geometric user writes it over a kept COO: clipped edge scores, PyG's
+    softmax over each node's incoming edges, then a sum of the weighted values. The spec's exp(logit) / (sum
+    + 1e-6) is this softmax up to that 1e-6 (at most 1.5e-4 of a node's sum: each weight is at least e^-5),
+    and a node with no incoming edge is 0 in both."""
+    from torch_geometric.utils import scatter, softmax
+
+    e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e
+    alpha = softmax(torch.clamp(e_out.sum(-1), -5, 5), dst, num_nodes=q.shape[0])  # [E, H], per head
+    return scatter(alpha[..., None] * v[src], dst, dim=0, dim_size=q.shape[0], reduce="sum"), e_out
+
+
+# -- chapter 4: float16 inputs ----------------------------------------------------------------------------
+
+# Library results come back in float16 (about 1e-3 relative rounding) and the kernels round their operands to
+# float16; a wrong answer is off by far more than 2% of the scale.
+HALF_CLOSE = (2e-2, 2e-2)
+
+MATMUL_BENCH = Bench(
+    sizes=(dict(M=4096, K=4096, N=4096), dict(M=8192, K=8192, N=8192),
+           dict(M=4000, K=4096, N=4040)),  # no multiple of 128 in M or N: partial blocks at the edges
+    blocks=(dict(BM=128, BN=128, BK=64), dict(BM=128, BN=256, BK=64), dict(BM=64, BN=128, BK=64),
+            dict(BM=128, BN=128, BK=32)),
+    # cuBLAS two ways: float16 out (what torch.matmul returns) and float32 out like ours, the same bytes written
+    library={"torch.matmul (float16)": lambda a, b: torch.matmul(a, b),
+             "torch.mm (float32 out)": lambda a, b: torch.mm(a, b, out_dtype=torch.float32)},
+    flops=lambda d: 2 * d["M"] * d["N"] * d["K"], close=HALF_CLOSE)
+
+
+def _sdpa_heads(q, k, v):
+    """Tiled attention as PyTorch's fused attention sees it: batch 1, one head, [1, 1, N, D]."""
+    return torch.nn.functional.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None])[0, 0]
+
+
+ATTENTION_BENCH = Bench(
+    sizes=tuple(dict(N=n, T=n, D=d) for d in (64, 128) for n in (4096, 8192, 16384)),  # the sizes issue 11 names
+    blocks=(dict(BQ=128, BK=64), dict(BQ=128, BK=128), dict(BQ=64, BK=64), dict(BQ=64, BK=128)),
+    library={"scaled_dot_product_attention": _sdpa_heads},
+    flops=lambda d: 4 * d["N"] * d["T"] * d["D"],  # two products of N x T x D multiply-adds
+    close=HALF_CLOSE)
+
+
+def bsb_edges_kept(inputs):
+    """The BSB decoded once into (row, neighbour) pairs, untimed: the edge list a message-passing layer keeps."""
+    rows, cols = graphs.bsb_edges(inputs["window_ptr"], inputs["tcb_col"], inputs["tcb_mask"])
+    return {"q": inputs["q"], "k": inputs["k"], "v": inputs["v"], "rows": rows, "cols": cols}
+
+
+def unfused_attention(q, k, v, rows, cols):
+    """Sparse attention as PyG-style message passing: gather both ends of every edge, a scatter softmax
+    (max, exp, sum, each a scatter over rows), then index_add_ of the weighted values. Products in the
+    inputs' 16-bit type, sums in float32."""
+    scores = (q[rows] * k[cols]).sum(-1, dtype=torch.float32) * q.shape[-1] ** -0.5
+    row_max = scores.new_full(q.shape[:1], -torch.inf).scatter_reduce(0, rows, scores, "amax")
+    weights = torch.exp(scores - row_max[rows])
+    total = torch.zeros_like(row_max).index_add_(0, rows, weights)
+    weights = weights / total[rows]  # every row that has an edge has total >= 1
+    return scores.new_zeros(q.shape).index_add_(0, rows, weights[:, None] * v[cols])
+
+
+def _bsb_note(inputs) -> str:
+    stats = graphs.bsb_stats(graphs.BSB(*(inputs[name].cpu() for name in graphs.BSB._fields)))
+    return f"fill {stats.fill:.1%}, {stats.tcbs / max(stats.windows, 1):.1f} TCBs/window"
+
+
+def _sparse_bench_sizes(n: int) -> tuple[Case, ...]:
+    """Three graphs of about n nodes with d=64: no locality, a band, and a batch of small molecules."""
+    return (Case("random, 32 neighbours", dict(D=64), graph=lambda g: graphs.random_graph(n, 32, g)),
+            Case("banded, 32 neighbours within 32", dict(D=64), graph=lambda g: graphs.banded(n, 32, g, width=32)),
+            Case(f"molecules, batch {n // 100}", dict(D=64),
+                 graph=lambda g: graphs.molecules(n // 100, g, nodes=100, in_degree=10)))
+
+
+SPARSE_ATTENTION_BENCH = Bench(
+    sizes=(*_sparse_bench_sizes(16384), *_sparse_bench_sizes(65536)),
+    blocks=({},),  # the launcher has no block sizes: 16 x 16 tiles are the format
+    close=HALF_CLOSE, size_note=_bsb_note,
+    # Kernels of 10-30 µs, as fast as the host launches them: a launch's median can be the host's launch time
+    # (banded, N=16384: ours 11.8 then 32.4 µs, the CSR kernel 20.7 then 25.9, in two runs on 2026-11-30)
+    cuda_graph=True,
+    compile_spec=False,  # the spec decodes the BSB with data-dependent sizes: nothing for the compiler to fuse
+    baselines={
+        "Triton CSR, CUDA cores (one program per row)": Baseline(
+            baselines.csr_from_bsb, baselines.csr_attention, compile=False,
+            settings=(dict(BLOCK_E=16, num_warps=1), dict(BLOCK_E=32, num_warps=2), dict(BLOCK_E=32, num_warps=4),
+                      dict(BLOCK_E=64, num_warps=4))),
+        "PyTorch, unfused (gather, scatter softmax, index_add_)": Baseline(bsb_edges_kept, unfused_attention),
+        "FlexAttention (dense adjacency mask_mod)": Baseline(
+            baselines.flex_from_bsb, baselines.flex_attention_dense_mask, compile=False,
+            note=baselines.flex_blocks_note),
+    })
+
+# -- every puzzle's, by slug -----------------------------------------------------------------------------
+
+# The PyG peers are timed eager only: compiled, they would be the same gathers and scatters as the compiled
+# PyTorch peer beside them, and each compile costs the GPU run tens of seconds per size.
+
+BENCHES: dict[str, Bench] = {
+    "add": Bench(sizes=(dict(N0=1 << 26),), blocks=(dict(B0=1024), dict(B0=4096))),
+    "outer_add": Bench(sizes=(dict(N0=16384, N1=16384),),
+                       blocks=(dict(B0=64, B1=64), dict(B0=128, B1=32), dict(B0=256, B1=16))),
+    "row_sum": Bench(sizes=(dict(N0=32768, T=4096), dict(N0=4096, T=32768)),
+                     blocks=(dict(B0=1, B1=1024), dict(B0=1, B1=4096), dict(B0=4, B1=1024)),
+                     library={"torch.sum": lambda x: x.sum(dim=1)}),
+    "softmax_three_loop": Bench(LONG_SOFTMAX_SIZES, LONG_SOFTMAX_BLOCKS, extra_reads={"x": 2},
+                                library=LONG_SOFTMAX_LIBRARY),
+    "softmax_online": Bench(LONG_SOFTMAX_SIZES, LONG_SOFTMAX_BLOCKS, extra_reads={"x": 1},
+                            library=LONG_SOFTMAX_LIBRARY),
+    "flash_attention": Bench(sizes=(dict(N0=16384, T=16384),),
+                             # the solution's [B1, B0] scores: B0=32, B1=256 was the fastest on an H200 (2026-11-30)
+                             blocks=(dict(B0=32, B1=256), dict(B0=64, B1=256), dict(B0=32, B1=512)),
+                             library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"]),
+    "scatter_add": graph_bench(blocks=(dict(BLOCK_E=32), dict(BLOCK_E=64), dict(BLOCK_E=128)),
+                               library={"PyG scatter": _pyg_scatter},
+                               variants={"scatter_add_coo_scan": lambda d: d["E"] <= 512_000}),
+    "csc_gather": graph_bench(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
+                              library={"PyG scatter": _pyg_gather},
+                              baselines={"PyTorch index_add_ (COO kept)": Baseline(_dst_of_edges, coo_scatter)}),
+    "csr_aggregate": Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=reference_problem),),
+                           blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=16, NODES_PER_PROGRAM=2)),
+                           cuda_graph=True,
+                           baselines={"vectorised index_add_ (slots kept)": Baseline(_slots_kept,
+                                                                                     _vectorised_aggregate),
+                                      "PyG scatter (slots kept)": Baseline(_slots_kept, pyg_aggregate,
+                                                                           compile=False)}),
+    "graph_attention": graph_bench(blocks=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
+                                   baselines={"PyTorch layer (COO kept)": Baseline(_edge_ends_kept, coo_attention),
+                                              "PyG softmax and scatter (COO kept)": Baseline(
+                                                  _edge_ends_kept, pyg_attention, compile=False)}),
+    "matmul": MATMUL_BENCH,
+    "attention": ATTENTION_BENCH,
+    "sparse_attention": SPARSE_ATTENTION_BENCH,
+}

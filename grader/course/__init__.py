@@ -1,0 +1,1 @@
+"""The course: what each puzzle is (its spec, cases, tolerance, budgets and hints), by chapter."""

@@ -1,0 +1,245 @@
+"""Access budgets: limits on memory traffic that make a puzzle's lesson checkable.
+
+A budget is checked against what the interpreter hook recorded (``instrument.Recorder``). It counts
+unmasked lanes only, so masked-off padding is free, and each load counts the distinct elements it
+touches, so duplicate lanes (clamped indices, a broadcast pointer) cost one read, as on a GPU, which
+coalesces them. ``numel`` maps each input's name to its element count; ``dims`` holds the case's sizes
+(N and E for a graph) and block sizes.
+
+What counts as a read of an input (one design, chosen over tracking where each value came from):
+- Loads from every tensor the spec did not name as an input count as reads of the budgeted input:
+  a clone the launcher made, a scratch buffer a kernel filled, the output itself. So copying x once and
+  reading the copy three times is four reads of x. Such a tensor counts toward every budget on inputs of
+  its kind (floating point, or integer), as the hook cannot tell which input a copy came from; honest
+  solutions load nothing but their inputs, so this costs them nothing.
+- An index budget (``Loads`` on integer tensors) counts every integer load, named or not.
+- A per-program budget is per unit of work: a program may read its input once for each block of the
+  output it stores (``block``: the output, and the elements of one block as a formula in the case's
+  sizes). A program that stores nothing may read nothing, so idle programs cannot dilute the budget,
+  and a persistent program that loops over three query blocks may read the keys three times. Blocks are
+  counted as ceil(elements it stored first / elements per block), so a block narrower than the case's
+  still counts as one, and storing rows one at a time does not multiply the allowance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from grader.course.cases import evaluate_formula
+
+
+def _region(recorder, name):
+    return next((r for r in recorder.regions if r.label == name and r.given), None) or \
+        next((r for r in recorder.regions if r.label == name), None)
+
+
+def _unnamed(recorder, floating: bool) -> list:
+    """Tensors the spec did not name as inputs (copies, scratch, outputs) of one kind: their loads count
+    against the budgets on inputs of that kind."""
+    return [r for r in recorder.regions if not r.given and r.floating == floating]
+
+
+def _not_inputs(regions) -> str:
+    """'the tensor passed as dst_ptr, x_ptr (3000 loads)': by parameter, as such a tensor may share a label."""
+    return "; ".join(f"the tensor passed as {', '.join(r.params) or r.label} ({r.loads} loads)" for r in regions)
+
+
+def _copy_note(recorder, floating: bool) -> str:
+    copies = [r for r in _unnamed(recorder, floating) if r.loads]
+    return f" (including loads of tensors that are not inputs: {_not_inputs(copies)})" if copies else ""
+
+
+@dataclass(frozen=True)
+class Reads:
+    """Each element of input `arg` is loaded at most `times` times: in all, per program (for each `block` of
+    an output it stores), or per edge (for a per-node tensor gathered along edges: one row per edge).
+    Loads of tensors that are not inputs count too (see the module docstring)."""
+    arg: str
+    times: float
+    per: str = "all"  # all, program, edge
+    lesson: str = ""  # why the limit exists, in the learner's terms
+    block: tuple[str, str] = ()  # per program: (output, elements of one block of it, a formula: "BQ*D")
+
+    def __post_init__(self):
+        assert (self.per == "program") == bool(self.block), "a per-program budget names its output block"
+
+    def describe(self) -> str:
+        per = {"all": "", "edge": " per edge"}.get(self.per) or f" per block of {self.block[0]} a program stores"
+        return f"{self.arg} read at most {self.times:g}x{per}"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        size = numel[self.arg]
+        region = _region(recorder, self.arg)
+        unit = size // max(dims.get("N", 1), 1) * dims.get("E", 0) if self.per == "edge" else size
+        if unit and (region is None or not region.loads):
+            return (f"{self.arg} was never loaded by a kernel: pass the input tensor itself "
+                    "(not a copy) to the kernel")
+        if not unit:
+            return None
+        if self.per == "program":
+            return self._check_per_program(recorder, region, size, dims)
+        loads = region.loads + sum(r.loads for r in _unnamed(recorder, region.floating))
+        if loads <= self.times * unit:
+            return None
+        per = "" if self.per == "all" else f" of a row per edge ({dims.get('E', 0)} edges)"
+        return (f"over budget: {self.arg} read {loads / unit:.2f}x{per}{_copy_note(recorder, region.floating)}, "
+                f"the budget is {self.times:g}x. {self.lesson}").rstrip()
+
+    def _check_per_program(self, recorder, region, size, dims) -> str | None:
+        """Each program's reads of arg (and of non-inputs) against the blocks of the output it stored."""
+        output = _region(recorder, self.block[0])
+        block = max(int(evaluate_formula(self.block[1], dims)), 1)
+        counted = [region, *_unnamed(recorder, region.floating)]
+        worst = None  # (rate, program, reads, blocks)
+        for program, loads in recorder.program_loads.items():
+            reads = sum(loads.get(r, 0) for r in counted)
+            blocks = math.ceil(recorder.program_stores.get(program, {}).get(output, 0) / block)
+            rate = reads / (size * blocks) if blocks else math.inf if reads else 0.0
+            if rate > self.times and (worst is None or rate > worst[0]):
+                worst = (rate, program[1], reads, blocks)
+        if worst is None:
+            return None
+        rate, program, reads, blocks = worst
+        name, unit = self.block[0], self.block[1]
+        if not blocks:
+            return (f"over budget: program {program} read {self.arg} ({reads} elements) but stored no element of "
+                    f"{name}: a program reads {self.arg} only for the blocks of {name} it computes, so a program "
+                    f"with nothing to store must not loop over {self.arg}. {self.lesson}").rstrip()
+        return (f"over budget: {self.arg} read {rate:.2f}x per program, the budget is {self.times:g}x for each block "
+                f"of {name} ({unit} = {block} elements) a program stores; program {program} read {reads} elements "
+                f"of {self.arg}{_copy_note(recorder, region.floating)} for {blocks} block(s). {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class Writes:
+    """Each element of output `arg` is stored at most `times` times."""
+    arg: str
+    times: float = 1
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return f"{self.arg} written at most {self.times:g}x"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        region = _region(recorder, self.arg)
+        if region is None or region.stores <= self.times * region.numel:
+            return None
+        return (f"over budget: {self.arg} written {region.stores / region.numel:.2f}x, the budget is "
+                f"{self.times:g}x. {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class Loads:
+    """Elements loaded from `args` together, at most `limit`, a formula in the case's sizes ("E + 3*N").
+    On integer tensors it is an index budget and counts every integer load; on floating-point tensors
+    it also counts loads of tensors that are not inputs (see the module docstring)."""
+    args: tuple[str, ...]
+    limit: str
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return f"{' + '.join(self.args)} loads at most {self.limit}"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        named = [r for r in (_region(recorder, a) for a in self.args) if r is not None]
+        floating = all(r.floating for r in named)
+        if floating:
+            counted = named + [r for r in _unnamed(recorder, True) if r not in named]
+        else:
+            counted = [r for r in recorder.regions if not r.floating]
+        loaded = sum(r.loads for r in counted)
+        limit = evaluate_formula(self.limit, dims)
+        if loaded <= limit:
+            return None
+        others = [r for r in counted if r.loads and r not in named]
+        also = f" (counting {_not_inputs(others)} too)" if others else ""
+        return (f"over budget: {loaded} elements of {', '.join(self.args)} loaded{also}, the budget is {self.limit} = "
+                f"{limit}. {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class NoAtomics:
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return "no atomics"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        used = {r.label: r.atomics for r in recorder.regions if r.atomics}
+        if not used:
+            return None
+        where = ", ".join(f"{n} ({k})" for n, k in used.items())
+        return f"over budget: atomics on {where}; this puzzle allows none. {self.lesson}".rstrip()
+
+
+@dataclass(frozen=True)
+class Dots:
+    """tl.dot does at least `work` multiply-adds in all, a formula in the case's sizes ("2*N*T*D"): the
+    products must run on tensor cores, not as broadcast multiplies and sums. Counting work rather than
+    calls means one product on tensor cores cannot stand in for two. A dot of a partial block counts in
+    full, so the formula may round the sizes that the launcher's blocks tile up to whole blocks (every program's
+    dots cover its whole block), and keeps exact the size the kernel loops over (its step is the kernel's to
+    choose): then the last, partial step of that loop cannot run on CUDA cores unseen. A puzzle with this budget
+    also holds every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32,
+    which float16 inputs pass exactly, so only a rule can see it."""
+    work: str
+    lesson: str = ""
+    says: str = ""  # the formula in words, where it rounds sizes up to blocks ("M*N*K, M and N in whole blocks")
+
+    def describe(self) -> str:
+        return f"tl.dot does at least {self.says or self.work} multiply-adds"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        """Only dots left in the compiled kernel count (grader.worker.gpu_compile): one whose result is never used is
+        removed by the GPU compiler, so it does no work there."""
+        from grader.worker import (
+            gpu_compile,
+            instrument,  # not at import: the registry imports budgets before triton
+        )
+
+        least = evaluate_formula(self.work, dims)
+        kept = gpu_compile.dot_lines(recorder.launches)
+        dropped = {} if kept is None else {line: v for line, v in recorder.dot_lines.items() if line not in kept}
+        work = recorder.dot_work - sum(w for _, w in dropped.values())
+        if work >= least:
+            return None
+        calls = recorder.dots - sum(c for c, _ in dropped.values())
+        formula = self.says or self.work
+        message = (f"over budget: tl.dot did {work / least:.0%} of the multiply-adds ({work} of {formula} = {least}, "
+                   f"in {calls} calls).")
+        if dropped:
+            where = ", ".join(instrument.location(file, line) for file, line in sorted(dropped))
+            removed = sum(w for _, w in dropped.values())
+            message += (f" The tl.dot at {where} is not in the compiled kernel: its result is never used, so the GPU "
+                        f"compiler removes it and its {removed} multiply-adds do not count.")
+        return f"{message} {self.lesson}".rstrip()
+
+
+WATCH_MARGIN = 2  # a running kernel is stopped once it is this many times over a budget
+
+
+def _relaxed(budget):
+    """The budget WATCH_MARGIN times as generous (None for one that is not watched while kernels run)."""
+    if isinstance(budget, (Reads, Writes)) and getattr(budget, "per", "all") != "program":
+        return replace(budget, times=budget.times * WATCH_MARGIN)
+    if isinstance(budget, Loads):
+        return replace(budget, limit=f"{WATCH_MARGIN} * ({budget.limit})")
+    return None
+
+
+def exceeded_so_far(budgets, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+    """The first budget the counts recorded so far exceed WATCH_MARGIN times over, while kernels still run: the
+    report of a kernel far over budget (an O(N x E) scan) instead of a timeout.
+
+    Only budgets whose counts can only grow are watched (reads in all or per edge, index loads, writes), so one
+    exceeded now stays exceeded and stopping early changes no verdict. The margin leaves a kernel slightly over
+    budget to finish, so that a worse fault further on (an out-of-bounds access) is the one reported. Per-program
+    reads (a program may store its blocks later), atomics and the tl.dot floor wait for the end."""
+    for budget in budgets:
+        relaxed = _relaxed(budget)
+        problem = relaxed.check(recorder, numel, dims) if relaxed is not None else None
+        if problem and problem.startswith("over budget"):  # not "never loaded": loads may still come
+            return budget.check(recorder, numel, dims)  # in the budget's own terms
+    return None

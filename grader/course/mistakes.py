@@ -1,0 +1,217 @@
+"""Emulated mistakes: what a kernel with a common mistake computes, for the hints to compare a wrong output with.
+
+Each emulator recomputes a puzzle in float64 (float32 where only float32 shows the mistake) with a switch per
+mistake; with every switch at its default it gives the right answer. ``matches`` and ``near`` say how close a
+wrong output must come to count as that mistake. The chapter modules (``grader/course/chapters/``) turn these into
+hints; the benchmark also times the right settings of ``coo_scatter`` and ``coo_attention`` as the eager
+PyTorch a practitioner would write (``grader/bench/settings.py``).
+
+- ``online_softmax``: the one online softmax, for puzzles 5, 6, 12 and 13, over steps of (scores, v, allowed).
+- ``one_pass_softmax`` (5), ``scalar_attention`` (6), ``tiled_attention`` (12), ``window_attention`` (13):
+  its loops, as each puzzle runs it.
+- ``coo_scatter`` (7, 8) and ``coo_attention`` (10) over COO edges, ``edge_ends`` decoding them from CSC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+import torch
+
+from grader.course import graphs, specs
+
+# -- how close a wrong output must be to a mistake's ------------------------------------------------------
+
+
+def matches(yours: torch.Tensor, candidate: torch.Tensor) -> bool:
+    """Close enough to a known wrong answer to name the mistake (NaN where it has NaN counts as a match)."""
+    scale = float(torch.nan_to_num(candidate, nan=0.0, posinf=0.0, neginf=0.0).abs().max()) if candidate.numel() else 0
+    return bool(torch.allclose(yours, candidate, rtol=1e-4, atol=1e-7 * scale, equal_nan=True))
+
+
+def matches_any(yours: torch.Tensor, candidates) -> bool:
+    """Whether yours matches one of the candidates of its shape (None: a mistake that cannot happen here)."""
+    return any(c is not None and c.shape == yours.shape and matches(yours, c) for c in candidates)
+
+
+def near(yours: torch.Tensor, candidate: torch.Tensor, scale, rtol: float = 1e-2) -> bool:
+    """Within rtol * scale of a known wrong answer, element by element. Chapter 4 rounds the weights p to
+    16 bits before the second tl.dot, so matches' 1e-4 would never recognise a mistake there."""
+    close = ((yours - candidate).abs() <= rtol * scale) | (yours == candidate)
+    return bool((close | (yours.isnan() & candidate.isnan())).all())
+
+
+def padding(length: int, block: int) -> int:
+    """Lanes past the end of the last block."""
+    return -length % block
+
+
+# -- the online softmax (puzzles 5, 6, 12, 13) --------------------------------------------------------------
+
+class OnlineState(NamedTuple):
+    """Where the online softmax ends: the running max m, the running sum l of exp(s - m), and acc, the running
+    sum of exp(s - m) v (None when the steps carry no v)."""
+    m: torch.Tensor
+    l: torch.Tensor  # noqa: E741 (the math's name)
+    acc: torch.Tensor | None
+
+
+Step = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]  # (scores, v, allowed)
+
+
+def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max: bool = False,
+                   zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True) -> OnlineState:
+    """The online softmax, one step per block of keys, in the steps' dtype. A step is (scores [rows, keys],
+    v [keys, features] or None, allowed [rows, keys] or None: which keys each row attends to).
+
+    The options reproduce mistakes: `rescale` names the running sums rescaled when the max grows (both, l, acc
+    or none); forget_old_max takes each block's max alone as the new max; zero_is_no_edge
+    drops every score of exactly 0; no_edge is the score of a key not attended to and the start of the max
+    (-1e30: a finite "minus infinity"); without stand_in, a max of -inf is subtracted as it is."""
+    running_max = running_sum = acc = None
+    for scores, v, allowed in steps:
+        if running_max is None:
+            running_max = torch.full(scores.shape[:1], no_edge, dtype=scores.dtype)
+            running_sum = torch.zeros_like(running_max)
+            acc = None if v is None else scores.new_zeros(scores.shape[0], v.shape[1])
+        if allowed is not None:
+            scores = torch.where(allowed & (scores != 0) if zero_is_no_edge else allowed, scores, no_edge)
+        block_max = scores.amax(dim=1)
+        new_max = block_max if forget_old_max else torch.maximum(running_max, block_max)
+        base = torch.where(new_max == -torch.inf, 0, new_max) if stand_in else new_max  # no key allowed so far
+        alpha = torch.exp(running_max - base)
+        weights = torch.exp(scores - base[:, None])
+        running_sum = (running_sum * alpha if rescale in ("both", "l") else running_sum) + weights.sum(dim=1)
+        if v is not None:
+            acc = (acc * alpha[:, None] if rescale in ("both", "acc") else acc) + weights @ v
+        running_max = new_max
+    return OnlineState(running_max, running_sum, acc)
+
+
+def _weighted_mean(q: torch.Tensor, state: OnlineState, features: int) -> torch.Tensor:
+    """acc / l, with 0 for a row that attended to nothing (and for no step at all)."""
+    if state.m is None:
+        return q.new_zeros(q.shape[0], features)
+    return state.acc / torch.where(state.l > 0, state.l, 1)[:, None]
+
+
+def one_pass_softmax(x: torch.Tensor, block: int, **mistake) -> torch.Tensor:
+    """Puzzle 5 in x's dtype: the max and the sum from one pass over blocks of B1 columns, then exp(x - m) / l
+    with the final m, as its second pass computes it (so only l carries a rescale mistake)."""
+    state = online_softmax(((x[:, start:start + block], None, None) for start in range(0, x.shape[1], block)),
+                           **mistake)
+    return torch.exp(x - state.m[:, None]) / state.l[:, None]
+
+
+def tiled_attention(i, blocks, **mistakes) -> torch.Tensor:
+    """Puzzle 12's loop: all queries against BK keys at a time."""
+    q, k, v, block = i["q"], i["k"], i["v"], blocks["BK"]
+    everything = torch.ones(q.shape[0], block, dtype=torch.bool)
+    steps = ((q @ k[s:s + block].T / q.shape[-1] ** 0.5, v[s:s + block], everything[:, :k.shape[0] - s])
+             for s in range(0, k.shape[0], block))
+    return _weighted_mean(q, online_softmax(steps, **mistakes), v.shape[1])
+
+
+def scalar_attention(i, blocks, **mistakes) -> torch.Tensor:
+    """Puzzle 6's loop: its scalars are vectors of D = 1 feature (so no scale), B1 keys at a time."""
+    return tiled_attention({name: i[name][:, None] for name in "qkv"}, {"BK": blocks["B1"]}, **mistakes)[:, 0]
+
+
+_SLOT_BITS = torch.arange(graphs.TCB_COLS)
+# A TCB's [16 rows, 16 slots] edges from its 16 row masks: bit c of row r's mask is slot c. The other two
+# readings are mistakes the hints recognise.
+_BITMAPS = {
+    "rows": lambda masks: (masks[:, None] >> _SLOT_BITS) & 1 == 1,
+    "transposed": lambda masks: (masks[None, :] >> _SLOT_BITS[:, None]) & 1 == 1,
+    "reversed": lambda masks: (masks[:, None] >> (graphs.TCB_COLS - 1 - _SLOT_BITS)) & 1 == 1,
+}
+
+
+def _tcb_step(i, q: torch.Tensor, tcb: int, bitmap: str, gather: str) -> Step:
+    """One TCB as a step of the online softmax for the window's rows q: their scores against its k rows, its v
+    rows, and the edges of those rows. bitmap and gather name how they are read: "rows" and "tcb_col" are right."""
+    cols = i["tcb_col"][tcb].long() if gather == "tcb_col" else _SLOT_BITS
+    allowed = _BITMAPS[bitmap](i["tcb_mask"][tcb].long())[:q.shape[0]]
+    return q @ i["k"][cols].T / q.shape[-1] ** 0.5, i["v"][cols], allowed
+
+
+def window_attention(i, blocks, bitmap: str = "rows", gather: str = "tcb_col", **mistakes) -> torch.Tensor:
+    """Puzzle 13's loop: each window's 16 rows against its TCBs, one at a time (there are no blocks to choose).
+    Besides online_softmax's mistakes: the bitmap read "transposed" or "reversed", and k and v gathered by
+    "slot" (node c for slot c) instead of by tcb_col."""
+    q, window_ptr = i["q"], i["window_ptr"].tolist()
+    out = torch.zeros_like(q)
+    for w in range(len(window_ptr) - 1):
+        rows = slice(graphs.WINDOW * w, graphs.WINDOW * (w + 1))
+        steps = (_tcb_step(i, q[rows], t, bitmap, gather) for t in range(*window_ptr[w:w + 2]))
+        out[rows] = _weighted_mean(q[rows], online_softmax(steps, **mistakes), q.shape[1])
+    return out
+
+
+def softmax_counting_padding(x: torch.Tensor, block: int) -> torch.Tensor:
+    """The softmax a kernel computes when padded lanes load 0 and count in the max and the sum (puzzles 4, 5)."""
+    padded = torch.nn.functional.pad(x, (0, padding(x.shape[1], block)))
+    return torch.softmax(padded, dim=1)[:, : x.shape[1]]
+
+
+def keys_padded_with_zeros(spec: Callable, inputs, block: int) -> torch.Tensor:
+    """Attention as computed when the keys past T of the last block, loaded as 0 (their v too), score 0
+    instead of -inf. Keys are rows of k and v (scalars in puzzle 6, D-vectors in puzzle 12)."""
+    k = inputs["k"]
+    widths = (0, 0) * (k.dim() - 1) + (0, padding(k.shape[0], block))
+    return spec(inputs["q"], *(torch.nn.functional.pad(inputs[name], widths) for name in "kv"))
+
+
+# -- graphs (puzzles 7, 8, 10) -------------------------------------------------------------------------------
+
+def edge_ends(col_ptr: torch.Tensor, edge_id: torch.Tensor,
+              row_idx: torch.Tensor | None = None) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """(src, dst) of every edge, in edge-id order, from the CSC arrays: slot s holds edge edge_id[s], whose
+    destination is the slot's node and whose source is row_idx[s] (src is None without row_idx)."""
+    edge = edge_id.long()
+    dst = torch.empty_like(edge)
+    dst[edge] = graphs.slot_nodes(col_ptr)
+    if row_idx is None:
+        return None, dst
+    src = torch.empty_like(edge)
+    src[edge] = row_idx.long()
+    return src, dst
+
+
+def coo_scatter(v_scaled, score, dst, num_nodes, eps: float = specs.EPS) -> torch.Tensor:
+    """Puzzle 7's spec over COO edges, its + 1e-6 the parameter eps (0: the mistake of leaving it out)."""
+    numerator = v_scaled.new_zeros(num_nodes, *v_scaled.shape[1:]).index_add_(0, dst.long(), v_scaled)
+    denominator = score.new_zeros(num_nodes, score.shape[1]).index_add_(0, dst.long(), score)
+    return numerator / (denominator[..., None] + eps)
+
+
+def coo_attention(q, k, v, e, src, dst, clip_features=True, clip_logits=True, extra_denominator=None,
+                  eps: float = specs.EPS) -> tuple[torch.Tensor, torch.Tensor]:
+    """(h, e_out): the RTMScore layer in eager PyTorch over a kept COO, as the anchor measurements ran it. The
+    options reproduce common mistakes: a clip left out, extra_denominator added to each node's sum of weights,
+    eps (the + 1e-6) other than the spec's."""
+    product = k[src] * q[dst] / q.shape[-1] ** 0.5
+    e_out = (torch.clamp(product, -5, 5) if clip_features else product) * e
+    logits = e_out.sum(-1)
+    weight = torch.exp(torch.clamp(logits, -5, 5) if clip_logits else logits)
+    numerator = torch.zeros_like(q).index_add_(0, dst, weight[..., None] * v[src])
+    denominator = torch.zeros_like(q[..., 0]).index_add_(0, dst, weight)
+    if extra_denominator is not None:
+        denominator += extra_denominator
+    return numerator / (denominator[..., None] + eps), e_out
+
+
+def graph_attention(inputs, clip_features=True, e_out_in_slot_order=False, padding_block=0, clip_logits=True,
+                    eps: float = specs.EPS) -> tuple[torch.Tensor, torch.Tensor]:
+    """Puzzle 10's (h, e_out) as a common mistake computes them: a clip left out, e_out stored in slot order,
+    eps left out, or padded lanes of blocks of padding_block slots each adding exp(0) = 1 to their node's
+    denominator."""
+    src, dst = edge_ends(inputs["col_ptr"], inputs["edge_id"], inputs["row_idx"])
+    padded = None
+    if padding_block:
+        degree = (inputs["col_ptr"][1:] - inputs["col_ptr"][:-1]).to(inputs["q"].dtype)
+        padded = (-degree % padding_block)[:, None]
+    h, e_out = coo_attention(inputs["q"], inputs["k"], inputs["v"], inputs["e"], src, dst, clip_features,
+                             clip_logits, padded, eps)
+    return h, e_out[inputs["edge_id"].long()] if e_out_in_slot_order else e_out

@@ -1,0 +1,116 @@
+"""The specs: what each puzzle computes, as plain PyTorch with jaxtyped shapes.
+
+The grader evaluates these on float64 copies of the inputs to get the reference, and reads
+the annotations to build inputs of the right shape and dtype. Puzzle files show a copy of
+their spec; the grader only ever uses this one.
+"""
+
+import torch
+from jaxtyping import Float16, Float32, Int32
+from torch import Tensor
+
+from grader.course.graphs import bsb_edges, slot_nodes
+
+
+def add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N0"]) -> Float32[Tensor, "N0"]:
+    return x + y
+
+
+def outer_add(x: Float32[Tensor, "N0"], y: Float32[Tensor, "N1"]) -> Float32[Tensor, "N1 N0"]:
+    return x[None, :] + y[:, None]
+
+
+def row_sum(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0"]:
+    return x.sum(dim=1)
+
+
+def softmax(x: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0 T"]:
+    x_max = x.max(dim=1, keepdim=True).values
+    x_exp = torch.exp(x - x_max)
+    return x_exp / x_exp.sum(dim=1, keepdim=True)
+
+
+def flash_attention(
+    q: Float32[Tensor, "N0"], k: Float32[Tensor, "T"], v: Float32[Tensor, "T"]
+) -> Float32[Tensor, "N0"]:
+    scores = q[:, None] * k[None, :]
+    weights = torch.softmax(scores, dim=1)
+    return weights @ v
+
+
+# -- chapter 3: graph attention. Edges run src -> dst; duplicate edges count twice. --------------------
+
+EPS = 1e-6  # keeps a node with no incoming edge at 0 / (0 + EPS) = 0
+
+
+def scatter_add(
+    v_scaled: Float32[Tensor, "E H D"], score: Float32[Tensor, "E H"], dst: Int32[Tensor, "E"], num_nodes: int
+) -> Float32[Tensor, "N H D"]:
+    numerator = v_scaled.new_zeros(num_nodes, *v_scaled.shape[1:]).index_add_(0, dst.long(), v_scaled)
+    denominator = score.new_zeros(num_nodes, score.shape[1]).index_add_(0, dst.long(), score)
+    return numerator / (denominator[..., None] + EPS)
+
+
+def csc_gather(
+    v_scaled: Float32[Tensor, "E H D"], score: Float32[Tensor, "E H"], col_ptr: Int32[Tensor, "N+1"],
+    edge_id: Int32[Tensor, "E"],
+) -> Float32[Tensor, "N H D"]:
+    dst = torch.empty_like(edge_id, dtype=torch.long)
+    dst[edge_id.long()] = slot_nodes(col_ptr)  # slot s holds edge edge_id[s], whose destination is its node
+    return scatter_add(v_scaled, score, dst, col_ptr.numel() - 1)
+
+
+def csr_aggregate(
+    node_feat: Float32[Tensor, "N H D"], edge_weight: Float32[Tensor, "E H"], row_ptr: Int32[Tensor, "N+1"],
+    col_idx: Int32[Tensor, "E"],
+) -> Float32[Tensor, "N H D"]:
+    messages = edge_weight[..., None] * node_feat[col_idx.long()]  # slot s brings its neighbour's features
+    return torch.zeros_like(node_feat).index_add_(0, slot_nodes(row_ptr), messages)
+
+
+def graph_attention(
+    q: Float32[Tensor, "N H D"], k: Float32[Tensor, "N H D"], v: Float32[Tensor, "N H D"],
+    e: Float32[Tensor, "E H D"], col_ptr: Int32[Tensor, "N+1"], row_idx: Int32[Tensor, "E"],
+    edge_id: Int32[Tensor, "E"],
+) -> tuple[Float32[Tensor, "N H D"], Float32[Tensor, "E H D"]]:
+    edge = edge_id.long()
+    src = torch.empty_like(edge)
+    dst = torch.empty_like(edge)
+    src[edge], dst[edge] = row_idx.long(), slot_nodes(col_ptr)
+    e_out = torch.clamp(k[src] * q[dst] / q.shape[-1] ** 0.5, -5, 5) * e  # clip per feature, before the sum
+    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))  # [E, H], within [e^-5, e^5]
+    h = scatter_add(weight[..., None] * v[src], weight, dst.to(torch.int32), q.shape[0])
+    return h, e_out
+
+
+# -- chapter 4: tensor cores. Inputs are float16 (or bfloat16); results are float32. ----------------------
+
+def wide(x: Tensor) -> Tensor:
+    """A 16-bit float tensor as float32, so the spec sums in float32 (the grader passes float64 anyway)."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def matmul(a: Float16[Tensor, "M K"], b: Float16[Tensor, "K N"]) -> Float32[Tensor, "M N"]:
+    return wide(a) @ wide(b)
+
+
+def attention(
+    q: Float16[Tensor, "N D"], k: Float16[Tensor, "T D"], v: Float16[Tensor, "T D"]
+) -> Float32[Tensor, "N D"]:
+    scores = wide(q) @ wide(k).T / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=1) @ wide(v)
+
+
+def sparse_attention(
+    q: Float16[Tensor, "N D"], k: Float16[Tensor, "N D"], v: Float16[Tensor, "N D"],
+    window_ptr: Int32[Tensor, "R+1"], tcb_col: Int32[Tensor, "num_tcb 16"], tcb_mask: Int32[Tensor, "num_tcb 16"],
+    window_order: Int32[Tensor, "R"],
+) -> Float32[Tensor, "N D"]:
+    q, k, v = wide(q), wide(k), wide(v)
+    rows, cols = bsb_edges(window_ptr, tcb_col, tcb_mask)  # every (row, neighbour) pair once
+    scores = (q[rows] * k[cols]).sum(-1) / q.shape[-1] ** 0.5  # SDDMM: q.k only where there is an edge
+    row_max = scores.new_full(q.shape[:1], -torch.inf).scatter_reduce(0, rows, scores, "amax")
+    weights = torch.exp(scores - row_max[rows])  # softmax over each row's neighbours
+    total = torch.zeros_like(row_max).index_add_(0, rows, weights)
+    out = torch.zeros_like(q).index_add_(0, rows, weights[:, None] * v[cols])  # SpMM
+    return out / torch.where(total > 0, total, 1)[:, None]  # a row with no neighbour stays 0

@@ -1,0 +1,213 @@
+"""The one checker: compare an output with the float64 reference and explain what is wrong.
+
+Tolerances are per element and relative to a scale that the puzzle defines from its inputs
+(for a sum, the sum of magnitudes; for a softmax, the value itself and its row's maximum).
+There is no fixed absolute tolerance, so a small output cannot hide a large relative error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+
+from grader.course.puzzle import Hint, Tolerance
+
+MAX_LISTED = 5          # mismatching elements listed by index
+PICTURE_ROWS, PICTURE_COLS = 12, 48
+
+
+@dataclass
+class Diagnosis:
+    """What a failed comparison found; ``lines`` is ready to print."""
+    wrong: int
+    total: int
+    never_written: int
+    listed: list[dict]
+    lines: list[str]
+    bad: torch.Tensor  # True where written but wrong
+    unwritten: torch.Tensor  # True where never written
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _index(idx: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(i) for i in idx) + "]"
+
+
+def picture(bad: torch.Tensor, unwritten: torch.Tensor) -> list[str]:
+    """A small text map of a 2-D output: '.' right, 'X' wrong, '?' never written."""
+    rows, cols = bad.shape
+    step_r, step_c = -(-rows // PICTURE_ROWS), -(-cols // PICTURE_COLS)
+    lines = []
+    for r0 in range(0, rows, step_r):
+        line = []
+        for c0 in range(0, cols, step_c):
+            cell = (slice(r0, r0 + step_r), slice(c0, c0 + step_c))
+            line.append("?" if unwritten[cell].any() else "X" if bad[cell].any() else ".")
+        lines.append("  " + "".join(line))
+    legend = f"where it is wrong (X), never written (?), right (.); {rows} rows x {cols} columns"
+    if step_r > 1 or step_c > 1:
+        legend += f", one character = {step_r}x{step_c} elements"
+    return [legend] + lines
+
+
+def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor,
+            written: torch.Tensor | None = None, tolerance: Tolerance | None = None) -> Diagnosis | None:
+    """None when every element is within tolerance and was written; else a Diagnosis."""
+    yours64 = yours.detach().to("cpu", torch.float64)
+    finite = torch.isfinite(expected)
+    err = (yours64 - expected).abs()
+    ok = (err <= allowed) | (finite.logical_not() & (yours64 == expected))
+    ok &= ~(torch.isnan(yours64) & ~torch.isnan(expected))
+    unwritten = torch.zeros_like(ok) if written is None else ~written.reshape(ok.shape)
+    bad = ~ok & ~unwritten
+    if not bad.any() and not unwritten.any():
+        return None
+
+    lines, listed = [], []
+    total = ok.numel()
+    if unwritten.any():
+        count = int(unwritten.sum())
+        first = [_index(tuple(i.tolist())) for i in unwritten.nonzero()[:MAX_LISTED]]
+        lines.append(f"{count} of {total} elements of {name} never written (missing tl.store or mask?): "
+                     f"first at {', '.join(first)}")
+    if bad.any():
+        count = int(bad.sum())
+        finite_err = torch.where(bad & torch.isfinite(err), err, torch.zeros_like(err))
+        nonzero = expected != 0  # a relative error against an expected 0 is no number worth showing
+        rel = torch.where(nonzero, finite_err / expected.abs().clamp_min(torch.finfo(torch.float64).tiny), 0.0)
+        nonfinite = int((bad & ~torch.isfinite(yours64)).sum())
+        if nonfinite == count:
+            summary = f"{count} of {total} elements of {name} wrong, all of them NaN or inf"
+        else:
+            summary = f"{count} of {total} elements of {name} wrong: max abs err {_fmt(float(finite_err.max()))}"
+            if bool((bad & nonzero).any()):
+                summary += f", max rel err {_fmt(float(rel.max()))}"
+            if nonfinite:
+                summary += f", {nonfinite} NaN/inf"
+        lines.append(summary)
+        if tolerance is not None:
+            lines.append(f"allowed: {tolerance.rtol:g} x ({tolerance.explain})")
+        for idx in bad.nonzero()[:MAX_LISTED]:
+            idx = tuple(idx.tolist())
+            listed.append({"index": list(idx), "yours": float(yours64[idx]), "expected": float(expected[idx]),
+                           "allowed": float(allowed[idx])})
+            lines.append(f"  {name}{_index(idx)}: yours {_fmt(float(yours64[idx]))}, "
+                         f"expected {_fmt(float(expected[idx]))}")
+    if bad.dim() == 2 and bad.numel() > 1:
+        lines += picture(bad, unwritten)
+    return Diagnosis(int(bad.sum()), total, int(unwritten.sum()), listed, lines, bad, unwritten)
+
+
+# -- hints: the first pattern that fits the failure gives one line -------------------------------
+
+def _last_block_only(bad, blocks):
+    """Wrong only in the trailing partial block along the last axis."""
+    size = bad.shape[-1]
+    block = blocks.get("B1" if bad.dim() == 2 else "B0")
+    if not block or size % block == 0:
+        return False
+    tail = (size // block) * block
+    return bool(bad[..., tail:].any()) and not bad[..., :tail].any()
+
+
+def _first_block_only(bad, blocks):
+    """Right only in the first block along the last axis: a loop or grid that stops after one block."""
+    block = blocks.get("B1" if bad.dim() == 2 else "B0")
+    return bool(block) and bad.shape[-1] > block and not bad[..., :block].any() and bool(bad[..., block:].all())
+
+
+def _first_rows_only(bad, blocks):
+    """Right only for the first program's rows: the program id was not used."""
+    block = blocks.get("B0", 1)
+    return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
+
+
+def _transposed(yours64, expected, allowed):
+    if expected.dim() != 2 or 1 in expected.shape:
+        return False
+    flipped = yours64.reshape(expected.shape[::-1]).T
+    return bool(((flipped - expected).abs() <= allowed).all())
+
+
+def _rows_off_by_a_factor(yours64, expected, bad):
+    if bad.dim() != 2 or bad.shape[1] < 2 or not bad.all(dim=1).any():
+        return False
+    rows = bad.all(dim=1)
+    ratio = (yours64 / expected)[rows]
+    if not torch.isfinite(ratio).all() or (ratio[:, :1] == 0).any():  # rows of zeros: no normaliser at fault
+        return False
+    return bool(((ratio - ratio[:, :1]).abs() <= 1e-3 * ratio[:, :1].abs()).all())
+
+
+def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, diagnosis: Diagnosis,
+         blocks: Mapping[str, int], inputs: Mapping[str, torch.Tensor],
+         puzzle_hints: tuple[Hint, ...] = ()) -> str | None:
+    """One line that fits the pattern of wrong or unwritten elements, or None. Puzzle hints go first."""
+    yours64 = yours.detach().to("cpu", torch.float64)
+    bad = diagnosis.bad | diagnosis.unwritten
+    nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
+    detectors = [(lambda h=h: h.check(inputs, yours64, blocks), h.text) for h in puzzle_hints] + [
+        (lambda: bool(nonfinite.any()),
+         "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
+         "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),
+        (lambda: _transposed(yours64, expected, allowed),
+         "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
+        (lambda: _last_block_only(bad, blocks),
+         "only the last, partial block is wrong: check the mask for the lanes past the end"),
+        (lambda: bad.dim() == 1 and _first_block_only(bad, blocks),
+         "only the first block is right: every program computed block 0. Start each program's block at "
+         "tl.program_id(0) * B0"),
+        (lambda: bad.dim() > 1 and _first_block_only(bad, blocks),
+         "only the first block along the row is right: does the loop (or the grid) cover all of it?"),
+        (lambda: _first_rows_only(bad, blocks),
+         "only the first block of rows is right: offset by tl.program_id(0) * B0"),
+        (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()),
+         "your output is all zeros: is the tl.store reached, with the right pointer?"),
+        (lambda: _rows_off_by_a_factor(yours64, expected, bad),
+         "each wrong row is off by one constant factor: the normaliser (the sum) is wrong"),
+    ]
+    for fits, text in detectors:
+        try:
+            if fits():
+                return text
+        except Exception:  # a hint is a guess; a guess that cannot be made is no hint, never a crash
+            continue
+    return None
+
+
+# -- every output of a case ----------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    """Why a case's outputs are wrong, ready for a CaseResult."""
+    reason: str  # mismatch or never_written: that of the first wrong output
+    message: str  # every wrong output's lines, in the spec's order
+    hint: str | None  # the first hint that fits a wrong output, in the same order
+    errors: list[dict]  # the first wrong output's mismatching elements
+
+
+def check_outputs(names, outputs, expected, written, tolerances, inputs: Mapping[str, torch.Tensor],
+                  blocks: Mapping[str, int], puzzle_hints=()) -> Verdict | None:
+    """Compare every output with its reference; None when all are right.
+
+    Every wrong output is reported, not only the first: one mistake upstream of several outputs (a missing
+    scale changes e_out and h alike) shows in each, and that pattern is itself a clue."""
+    diagnoses = []
+    for name, value, exp, was_written, tolerance in zip(names, outputs, expected, written, tolerances):
+        allowed = tolerance.allowed(inputs, exp)
+        diagnosis = compare(name, value, exp, allowed, was_written, tolerance)
+        if diagnosis is not None:
+            diagnoses.append((diagnosis, value, exp, allowed))
+    if not diagnoses:
+        return None
+    first = diagnoses[0][0]
+    hints = (hint(value, exp, allowed, diagnosis, blocks, inputs, puzzle_hints)
+             for diagnosis, value, exp, allowed in diagnoses)
+    return Verdict("mismatch" if first.wrong else "never_written",
+                   "\n".join(line for diagnosis, *_ in diagnoses for line in diagnosis.lines),
+                   next((text for text in hints if text), None), first.listed)

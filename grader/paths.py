@@ -1,0 +1,27 @@
+"""Where things are: the repository, the learner's and the reference files, and a path as a report shows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.safe_output import one_line
+
+ROOT = Path(__file__).resolve().parent.parent
+IMPLS = ("puzzles", "solutions")
+
+
+def source_path(puzzle, impl: str = "puzzles", file: str | None = None) -> Path:
+    """The file that holds a puzzle's kernels: puzzles/ (the learner's), solutions/, or a given file."""
+    if file is not None:
+        return Path(file).resolve()
+    return ROOT / impl / f"{puzzle.module}.py"
+
+
+def shown(path: Path) -> str:
+    """A path as the learner would type it: relative to the repository when inside it; a control character in
+    it (a newline, an escape) as a '?', so it cannot break or forge a report's line."""
+    try:
+        text = str(path.relative_to(ROOT))
+    except ValueError:
+        text = str(path)
+    return one_line(text)

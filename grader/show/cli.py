@@ -1,0 +1,169 @@
+"""The command line: ``python -m grader [PUZZLE ...] [options]`` and ``python -m grader bench ...``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+
+from grader import env
+from grader.paths import IMPLS
+from grader.safe_output import clean_text, one_line
+
+EXAMPLES = """\
+examples:
+  python -m grader                      progress table of every puzzle
+  python -m grader 4                    grade puzzle 4 (or: python -m grader softmax_three_loop)
+  python -m grader --all --impl solutions
+  python -m grader 4 --file student.py --json
+  python -m grader 4 --file student.py --gradescope results.json
+  python -m grader bench 4 5            GPU benchmarks (needs a GPU)
+  python -m grader 1 --map              who loaded and stored what, in the first failing case (interpreter)
+  python -m grader 4 --map ragged --heat --map softmax.png
+
+exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
+2 usage or environment error.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     description="Grade Triton Attention Puzzles.")
+    parser.add_argument("puzzles", nargs="*", metavar="PUZZLE", help="puzzle numbers or slugs to grade")
+    parser.add_argument("--all", action="store_true", help="grade every puzzle")
+    parser.add_argument("--impl", choices=IMPLS, default="puzzles",
+                        help="grade your files in puzzles/ (default) or the reference solutions/")
+    parser.add_argument("--file", metavar="PATH", help="grade the launcher defined in this Python file")
+    parser.add_argument("--json", action="store_true", help="print machine-readable results (docs/json.md)")
+    parser.add_argument("--gradescope", metavar="FILE",
+                        help="also write a Gradescope results.json: one test per puzzle, its report as output")
+    parser.add_argument("--seed", type=int, help="replay the random cases of an earlier run")
+    parser.add_argument("--interpret", action="store_true", help="use the interpreter even on a GPU")
+    parser.add_argument("--coach", action="store_true",
+                        help="show the performance coach for a failing puzzle too (it follows every solved one)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show every failing case in full")
+    parser.add_argument("--timeout", type=float, default=env.DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit per case (default {env.DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--map", action="append", nargs="?", const="", metavar="CASE|FILE.png",
+                        help="draw which program loaded and stored each element of one case (a name or number; the "
+                             "first failing case by default) instead of grading; --map FILE.png writes a PNG too")
+    parser.add_argument("--heat", action="store_true", help="with --map: how often each element was read")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        from grader import bench
+
+        return bench.main(argv[1:])
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show prints as '?', not a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.all and args.puzzles:
+        parser.error("give puzzle numbers or --all, not both")
+    if args.file and not (args.puzzles or args.all):
+        parser.error("--file needs a puzzle: python -m grader 4 --file student.py")
+    if args.file and args.impl != "puzzles":
+        parser.error("--file and --impl are alternatives")
+    if args.gradescope and not (args.puzzles or args.all):
+        parser.error("--gradescope needs a puzzle: python -m grader 4 --file student.py --gradescope results.json")
+    if args.gradescope and not os.path.isdir(os.path.dirname(os.path.abspath(args.gradescope))):
+        parser.error(f"--gradescope {args.gradescope}: its folder does not exist")
+    if args.timeout <= 0:
+        parser.error("--timeout must be positive")
+    if args.heat and args.map is None:
+        parser.error("--heat goes with --map: python -m grader 4 --map --heat")
+    if args.map is not None and (args.json or args.gradescope):
+        parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
+    shown_file = clean_text(one_line(args.file or ""), 300)  # a file name can hold terminal escapes
+
+    from grader.course import registry
+
+    try:
+        chosen = registry.PUZZLES if args.all else [registry.find(p) for p in args.puzzles]
+        selected = list({p.number: p for p in chosen}.values())  # each once, in the order given
+    except KeyError as exc:
+        parser.error(exc.args[0])
+    if args.file and not os.path.isfile(args.file):
+        parser.error(f"--file {shown_file}: no such file" if not os.path.exists(args.file) else
+                     f"--file {shown_file} is a directory; give the Python file that defines the launcher")
+
+    if not selected:
+        return _table(args)
+
+    mode = env.choose_mode(args.interpret)
+    env.notice(mode.reason)
+    problems = env.version_problems(mode)
+    if problems:
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.file:
+        env.notice(f"note: --file runs the code in {shown_file} with your permissions; "
+                   "grade untrusted submissions inside a container (scripts/grade_submission.sh).")
+
+    from grader import safe_output
+    from grader.judge import runner
+    from grader.show import gradescope, progress, report
+
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    if args.map is not None:
+        from grader.show import memory_map
+
+        return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
+                                  mode.interpret)
+    results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
+    if not args.file:
+        progress.record(results, args.impl)
+    texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
+             for r in results]
+    if args.gradescope:
+        gradescope.write(args.gradescope, gradescope.from_results(results, texts))
+    sys.stderr.flush()  # the notices (and the submission's prints) come before the report, also when piped
+    if args.json:
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
+                                 "versions": env.versions(), "seed": seed,
+                                 "results": [r.to_json() for r in results]}, indent=1))
+    else:
+        print("\n\n".join(texts) + "\n")
+        if len(results) > 1:
+            print(report.format_summary(results))
+    sys.stdout.flush()
+    return 0 if all(r.status == "passed" for r in results) else 1
+
+
+def _rerun_and_replay(number: int, args, seed: int) -> tuple[str, str]:
+    """The commands that grade this puzzle again: with fresh cases, and with the same seed."""
+    replay = _replay(number, args, seed)
+    return replay.split(" --seed")[0], replay
+
+
+def _replay(number: int, args, seed: int) -> str:
+    parts = ["python -m grader", str(number)]
+    if args.impl != "puzzles":
+        parts.append(f"--impl {args.impl}")
+    if args.file:
+        parts.append(f"--file {one_line(args.file)}")
+    if args.interpret:
+        parts.append("--interpret")
+    parts.append(f"--seed {seed}")
+    return " ".join(parts)
+
+
+def _table(args) -> int:
+    from grader import safe_output
+    from grader.show import progress, report
+
+    rows = progress.rows(args.impl)
+    if args.json:
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/progress/1", "impl": args.impl,
+                                 "puzzles": [{"puzzle": n, "slug": s, "title": t, "status": st}
+                                             for n, s, t, st in rows]}, indent=1))
+    else:
+        print(report.format_table(rows, args.impl))
+    return 0

@@ -1,0 +1,654 @@
+"""Access maps: which program loaded and stored each element of each tensor, drawn as text or a PNG.
+
+The interpreter hook (``instrument.recording(maps=True)``) keeps, per tensor, who read and wrote each element;
+this module turns that record into small pictures a beginner reads at a glance:
+
+    python -m grader 1 --map                  the first failing case (else the first), as text
+    python -m grader 4 --map ragged --heat    how often each element of case "ragged" was read
+    python -m grader 2 --map tile.png         the PNG too (needs matplotlib)
+
+A picture is plain numpy arrays (``Picture``), one cell per block of elements, at most ROWS x COLUMNS cells per
+tensor. The CLI runs the case in a worker process, as grading does (``runner.map_case``), which sends the pictures
+back as JSON; they are checked here. A crash or a hang costs the map, never the grader; an out-of-bounds kernel,
+a Python error or a timeout inside the case still shows what happened up to the failure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import textwrap
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader.safe_output import clean_text
+
+ROWS, COLUMNS = 24, 64  # cells per tensor at most: fits a terminal, and a beginner can still count
+ROWS_1D = 4  # a 1-D tensor longer than COLUMNS wraps into at most this many rows of cells
+SHOWN_PROGRAMS = 12  # programs named in a legend; the rest share its colours
+MAX_PICTURES = 64  # tensors one case may draw: far more than any puzzle passes (a worker sending more is refused)
+MAX_PROGRAMS = 1 << 22  # programs one case may name: a puzzle's largest case launches a few thousand
+NEEDS_INTERPRETER = ("maps need the interpreter, which records every load and store: "
+                     "python -m grader {number} --map --interpret")
+
+# One character per program (no m, which marks masked-off lanes): distinct without colour for 60 programs.
+_PROGRAM_CHARS = "abcdefghijklnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+# ANSI 256-colour codes far apart from each other and from the marks' colours (red, grey, yellow)
+_PALETTE = (39, 46, 201, 214, 33, 118, 93, 208, 51, 165, 154, 27, 213, 35, 129, 220)
+_MARK_COLOURS = {"!": 196, "?": 226, "m": 244, ".": 240}
+
+
+@dataclass(eq=False)
+class Picture:
+    """One tensor, downsampled to a grid of cells; each array has one entry per cell (rows x columns).
+
+    The tensor is laid out as a 2-D grid of elements first: N-D as (all but the last dimension) x the last one,
+    1-D as one row (or ROWS_1D rows of consecutive chunks when long). A cell summarises a block of `cell`
+    elements (rows x columns of that grid; for a wrapped 1-D tensor, (1, chunk) consecutive elements)."""
+    label: str
+    shape: tuple
+    role: str  # "input" (the grader passed it), "output" (made by the launcher and stored to), "other"
+    cell: tuple  # elements per cell: (rows, columns)
+    present: np.ndarray  # bool: the cell holds at least one element (the last row of a wrapped 1-D may not)
+    owner: np.ndarray  # int32: the most common program of the cell (its writer, else its first reader), or -1
+    reads: np.ndarray  # int32: the most times one element of the cell was loaded
+    writes: np.ndarray  # int32: the most times one element of the cell was stored
+    masked: np.ndarray  # bool: a masked-off lane pointed at an element of the cell
+    raced: np.ndarray  # bool: an element of the cell raced (grader.worker.instrument.Race)
+    unwritten: np.ndarray  # bool: an output element of the cell was never stored
+    summary: str = ""  # one line in words: who read or wrote what, masked lanes, races, gaps
+
+    def to_json(self) -> dict:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in data.items()}
+
+    @classmethod
+    def from_json(cls, data) -> Picture:
+        """A picture as a worker sent it, checked field by field (the worker runs the submission); ValueError
+        for anything a picture this module draws could not hold."""
+        _expect(isinstance(data, dict) and set(data) == {f.name for f in dataclasses.fields(cls)}, "its fields")
+        present = _cells(data["present"], bool)
+        _expect(1 <= present.shape[0] <= ROWS and 1 <= present.shape[1] <= COLUMNS, "its size")
+        arrays = {"present": present, **{k: _cells(data[k], bool, present.shape)
+                                         for k in ("masked", "raced", "unwritten")},
+                  **{k: _cells(data[k], np.int32, present.shape) for k in ("owner", "reads", "writes")}}
+        _expect(arrays["owner"].min() >= -1 and arrays["reads"].min() >= 0 and arrays["writes"].min() >= 0,
+                "its counts")
+        shape, cell = data["shape"], data["cell"]
+        _expect(isinstance(shape, list) and len(shape) <= 8 and all(_count(d) for d in shape), "its shape")
+        _expect(isinstance(cell, list) and len(cell) == 2 and all(_count(d) and d > 0 for d in cell), "its cells")
+        _expect(data["role"] in ("input", "output", "other"), "its role")
+        _expect(isinstance(data["label"], str) and isinstance(data["summary"], str), "its text")
+        return cls(clean_text(data["label"], 60), tuple(shape), data["role"], tuple(cell), **arrays,
+                   summary=clean_text(data["summary"], 600))
+
+
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise ValueError(f"a picture with a malformed part: {what}")
+
+
+def _count(value) -> bool:
+    """A whole number a tensor's size or cell can be (JSON gives ints; not bools, floats or huge numbers)."""
+    return type(value) is int and 0 <= value < 1 << 48
+
+
+def _cells(value, dtype, shape: tuple | None = None) -> np.ndarray:
+    """A grid of cells from JSON: a list of equal rows of booleans (dtype bool) or of int32 integers."""
+    _expect(isinstance(value, list) and all(isinstance(row, list) for row in value), "a grid")
+    kind = bool if dtype is bool else int
+    _expect(all(type(item) is kind for row in value for item in row), "a grid's values")
+    if dtype is not bool:
+        _expect(all(-(1 << 31) <= item < 1 << 31 for row in value for item in row), "a grid's values")
+    grid = np.array(value, dtype=dtype)
+    _expect(grid.ndim == 2 and (shape is None or grid.shape == shape), "a grid's shape")
+    return grid
+
+
+@dataclass
+class Maps:
+    """The pictures of one case, the names of the programs that ran (by ordinal) and what happened."""
+    programs: list[str]  # "(0,0,0)", or "(0,0,0) of launch 2" when the case launched several kernels
+    pictures: list[Picture] = field(default_factory=list)
+    title: str = ""  # which puzzle, case and code
+    note: str = ""  # how the case ended, when it did not end well (one line)
+
+    def to_json(self) -> dict:
+        return {"programs": self.programs, "pictures": [p.to_json() for p in self.pictures], "title": self.title,
+                "note": self.note}
+
+    @classmethod
+    def from_json(cls, data) -> Maps:
+        """Maps as a worker sent them, checked (ValueError): the programs are names, every picture is one of a
+        tensor of the case, and each owner names a program."""
+        _expect(isinstance(data, dict) and set(data) == {"programs", "pictures", "title", "note"}, "the fields")
+        programs, pictures = data["programs"], data["pictures"]
+        _expect(isinstance(programs, list) and len(programs) <= MAX_PROGRAMS
+                and all(isinstance(p, str) for p in programs), "the programs")
+        _expect(isinstance(pictures, list) and len(pictures) <= MAX_PICTURES, "the pictures")
+        _expect(isinstance(data["title"], str) and isinstance(data["note"], str), "the text")
+        maps = cls([clean_text(p, 60) for p in programs], [Picture.from_json(p) for p in pictures],
+                   clean_text(data["title"], 300), clean_text(data["note"], 300))
+        _expect(all(p.owner.max(initial=-1) < len(maps.programs) for p in maps.pictures), "an owner")
+        return maps
+
+
+# -- from a record to pictures ------------------------------------------------------------------------------
+
+def maps_of(recorder, outputs: tuple[str, ...] = ("z",)) -> Maps:
+    """The pictures of every tensor a recorder (kept with maps=True) saw; `outputs` names the puzzle's outputs,
+    whose elements must all be stored."""
+    launches = {launch for launch, _ in recorder.program_names}
+    programs = [_program_name(pid) + (f" of launch {launch}" if len(launches) > 1 else "")
+                for launch, pid in recorder.program_names]
+    pictures = [picture_of(region, programs, outputs) for region in recorder.regions if region.map is not None]
+    return Maps(programs, pictures)
+
+
+def _program_name(pid: tuple) -> str:
+    return "(" + ",".join(str(int(i)) for i in pid) + ")"
+
+
+def _role(region, outputs) -> str:
+    if region.given:
+        return "input"
+    if region.label in outputs or region.map.writes.any():
+        return "output"
+    return "other"
+
+
+def picture_of(region, programs: list[str], outputs: tuple[str, ...] = ("z",)) -> Picture:
+    """One tensor's picture (grader.worker.instrument.Region with a map)."""
+    record = region.map
+    role = _role(region, outputs)
+    owner = np.where(record.writer >= 0, record.writer, record.reader)
+    unwritten = record.writes == 0 if role == "output" else np.zeros(region.numel, bool)
+    rows, cols, cell = _layout(region.shape, region.numel)
+
+    def blocks(values, fill):
+        return _blocks(values, rows, cols, cell, fill)
+
+    present = blocks(np.ones(region.numel, bool), False).any(axis=1)
+    grid = _grid(region.numel, rows, cols, cell)
+    owners = _mode(blocks(owner, -1))
+    picture = Picture(
+        region.label, tuple(region.shape), role, cell, present.reshape(grid), owners.reshape(grid),
+        blocks(record.reads, 0).max(axis=1).reshape(grid), blocks(record.writes, 0).max(axis=1).reshape(grid),
+        blocks(record.masked, False).any(axis=1).reshape(grid), blocks(record.raced, False).any(axis=1).reshape(grid),
+        blocks(unwritten, False).any(axis=1).reshape(grid))
+    picture.summary = _summary(region, role, owner, unwritten, programs)
+    return picture
+
+
+def _layout(shape: tuple, numel: int) -> tuple[int, int, tuple[int, int]]:
+    """(rows, columns) of the element grid, and the elements per cell: a 1-D tensor longer than COLUMNS is one
+    long row cut into consecutive chunks, wrapped into up to ROWS_1D rows of COLUMNS cells."""
+    if len(shape) >= 2:
+        cols = int(shape[-1])
+        rows = numel // cols if cols else 0
+        return rows, cols, (max(1, -(-rows // ROWS)), max(1, -(-cols // COLUMNS)))
+    if numel <= COLUMNS:
+        return 1, numel, (1, 1)
+    return 1, numel, (1, -(-numel // (COLUMNS * ROWS_1D)))
+
+
+def _grid(numel: int, rows: int, cols: int, cell: tuple[int, int]) -> tuple[int, int]:
+    """Cells down and across."""
+    if rows == 1 and cols > COLUMNS:  # a wrapped 1-D tensor
+        chunks = -(-numel // cell[1])
+        return -(-chunks // COLUMNS), COLUMNS
+    return max(1, -(-rows // cell[0])), max(1, -(-cols // cell[1]))
+
+
+def _blocks(values: np.ndarray, rows: int, cols: int, cell: tuple[int, int], fill) -> np.ndarray:
+    """`values` (one per element) as (cells, elements per cell), cells in reading order; padding is `fill`."""
+    down, across = _grid(values.size, rows, cols, cell)
+    if rows == 1 and cols > COLUMNS:  # consecutive chunks, row after row
+        padded = np.full(down * across * cell[1], fill, dtype=values.dtype)
+        padded[:values.size] = values
+        return padded.reshape(down * across, cell[1])
+    padded = np.full((down * cell[0], across * cell[1]), fill, dtype=values.dtype)
+    if values.size:
+        padded[:rows, :cols] = values.reshape(rows, cols)
+    return padded.reshape(down, cell[0], across, cell[1]).transpose(0, 2, 1, 3).reshape(down * across, -1)
+
+
+def _mode(owners: np.ndarray) -> np.ndarray:
+    """Per row, the most common value other than -1 (the smallest on a tie), or -1: sorted, without a loop."""
+    result = np.full(owners.shape[0], -1, dtype=np.int32)
+    rows, values = np.nonzero(owners >= 0)[0], owners[owners >= 0].astype(np.int64)
+    if rows.size == 0:
+        return result
+    span = int(values.max()) + 1
+    keys, counts = np.unique(rows.astype(np.int64) * span + values, return_counts=True)
+    key_rows, key_values = keys // span, keys % span
+    order = np.lexsort((key_values, -counts, key_rows))  # per row: the largest count first, then the smallest value
+    first = np.r_[True, np.diff(key_rows[order]) != 0]
+    result[key_rows[order][first]] = key_values[order][first]
+    return result
+
+
+# -- the summary line -------------------------------------------------------------------------------------
+
+def _span(region, indices: np.ndarray) -> str:
+    """'x[96..127]' or 'z[0..15, 16..31]': the box that holds these elements (sorted flat indices), with their
+    count when they do not fill it."""
+    shape = region.shape if len(region.shape) > 1 and int(np.prod(region.shape)) == region.numel else (region.numel,)
+    coordinates = np.unravel_index(indices, shape)
+    sides = [(int(c.min()), int(c.max())) for c in coordinates]
+    box = ", ".join(str(low) if low == high else f"{low}..{high}" for low, high in sides)
+    filled = indices.size == int(np.prod([high - low + 1 for low, high in sides]))
+    return f"{region.label}[{box}]" if filled else f"{indices.size} elements in {region.label}[{box}]"
+
+
+def _runs(flags: np.ndarray) -> list[np.ndarray]:
+    """The runs of consecutive True indices."""
+    where = np.flatnonzero(flags)
+    return np.split(where, np.flatnonzero(np.diff(where) != 1) + 1) if where.size else []
+
+
+def _summary(region, role: str, owner: np.ndarray, unwritten: np.ndarray, programs: list[str]) -> str:
+    """One line in words: what the first programs read or wrote (all of it, also where programs overlap), how many
+    did, the most reads and writes of one element, masked-off lanes, races and elements never written."""
+    record = region.map
+    writes = bool(record.writers)
+    verb, first, touched = ("wrote", record.first_writes, record.writers) if writes else \
+        ("read", record.first_reads, record.readers)
+    parts = [f"program {programs[p]} {verb} {_span(region, np.flatnonzero(first[p]))}" for p in sorted(first)]
+    if len(touched) > len(first):
+        parts.append(f"... ({len(touched)} programs in all)")
+    if not touched:
+        parts.append("no program read or wrote it")
+    for counts, what in ((record.reads, "read"), (record.writes, "written")):
+        most = int(counts.max()) if counts.size else 0
+        if most > 1:
+            parts.append(f"an element {what} up to {most} times")
+    if record.masked_lanes:
+        who = (f"in program {programs[next(iter(record.masking))]}" if len(record.masking) == 1 else
+               f"in {len(record.masking)} programs")
+        parts.append(f"{record.masked_lanes} masked-off lane{'s' * (record.masked_lanes != 1)} {who}")
+    for flags, what in ((record.raced, "raced"), (unwritten, "never written")):
+        runs = _runs(flags)
+        if runs:
+            more = int(flags.sum()) - sum(r.size for r in runs[:2])
+            parts.append(", ".join(_span(region, r) for r in runs[:2]) + (f" and {more} more" if more else "")
+                         + f" {what}")
+    return f"{region.label}: " + "; ".join(parts)
+
+
+# -- text ---------------------------------------------------------------------------------------------------
+
+def use_colour(stream=None) -> bool:
+    """Colour for a terminal that shows it: a tty, and NO_COLOR unset (https://no-color.org)."""
+    stream = stream or sys.stdout
+    return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def _painted(chars: list[str], colours: list[int | None], colour: bool) -> str:
+    if not colour:
+        return "".join(chars)
+    out, current = [], None
+    for char, code in zip(chars, colours):
+        if code != current:
+            out.append("\x1b[0m" if code is None else f"\x1b[1;38;5;{code}m")
+            current = code
+        out.append(char)
+    return "".join(out) + ("\x1b[0m" if current is not None else "")
+
+
+def cell_chars(picture: Picture) -> np.ndarray:
+    """One character per cell: the program's letter; '!' a race; '?' an output element never written; 'm' only
+    masked-off lanes pointed there; '.' nothing touched it; ' ' no element (the end of a wrapped 1-D tensor)."""
+    letters = np.array(list(_PROGRAM_CHARS))
+    chars = np.where(picture.owner >= 0, letters[np.maximum(picture.owner, 0) % len(letters)], ".")
+    untouched = (picture.reads == 0) & (picture.writes == 0)
+    chars = np.where(untouched & picture.masked, "m", chars)
+    chars = np.where(picture.unwritten, "?", chars)
+    chars = np.where(picture.raced, "!", chars)
+    return np.where(picture.present, chars, " ")
+
+
+def _colour_of(char: str, owner: int) -> int | None:
+    if char in _MARK_COLOURS:
+        return _MARK_COLOURS[char]
+    return None if char == " " else _PALETTE[owner % len(_PALETTE)]
+
+
+def _header(picture: Picture) -> str:
+    shape = "x".join(str(d) for d in picture.shape) or "scalar"
+    grid = ""
+    if len(picture.shape) > 2:  # drawn as (all but the last dimension) rows x the last one
+        grid = f", drawn as {'·'.join(str(d) for d in picture.shape[:-1])} rows of {picture.shape[-1]}"
+    scale = "1 cell = 1 element" if picture.cell == (1, 1) else (
+        f"1 cell = {picture.cell[1]} consecutive elements" if len(picture.shape) <= 1
+        else f"1 cell = {picture.cell[0]} row{'s' * (picture.cell[0] > 1)} x {picture.cell[1]} "
+             f"element{'s' * (picture.cell[1] > 1)}")
+    return f"{picture.label} ({picture.role}, {shape}{grid}; {scale})"
+
+
+def _row_labels(picture: Picture) -> list[str]:
+    """The first element of each row of cells: its index (1-D), its row (2-D), or its leading indices (N-D:
+    '38,3' is v_scaled[38, 3, :])."""
+    down = picture.present.shape[0]
+    if len(picture.shape) <= 1:
+        return [str(r * picture.cell[1] * picture.present.shape[1]) for r in range(down)]
+    lead = tuple(picture.shape[:-1])
+    rows = [r * picture.cell[0] for r in range(down)]
+    if len(lead) == 1 or not all(lead):
+        return [str(r) for r in rows]
+    return [",".join(str(int(i)) for i in np.unravel_index(min(r, int(np.prod(lead)) - 1), lead)) for r in rows]
+
+
+def render_text(maps: Maps, colour: bool = False) -> str:
+    """Every tensor's picture (one character per cell, a colour per program with `colour`), the legend and a
+    summary line per tensor."""
+    lines = [maps.title] if maps.title else []
+    if maps.note:
+        lines.append(f"stopped: {maps.note}")
+    used = set()
+    for picture in maps.pictures:
+        chars = cell_chars(picture)
+        labels = _row_labels(picture)
+        width = max(len(label) for label in labels)
+        lines.append(_header(picture))
+        for row, label in enumerate(labels):
+            row_chars = list(chars[row])
+            row_colours = [_colour_of(c, o) for c, o in zip(row_chars, picture.owner[row])]
+            lines.append(f"  {label:>{width}} |{_painted(row_chars, row_colours, colour)}|")
+        used |= set(np.unique(chars).tolist())
+        used |= {f"#{o}" for o in np.unique(picture.owner[(picture.owner >= 0) & picture.present]).tolist()}
+    lines += _legend(maps, used, colour)
+    lines += ["", *(p.summary for p in maps.pictures)]
+    return "\n".join(lines)
+
+
+def _legend(maps: Maps, used: set, colour: bool) -> list[str]:
+    owners = sorted(int(u[1:]) for u in used if u.startswith("#"))
+    entries, launch = [], None
+    for owner in owners[:SHOWN_PROGRAMS]:
+        char = _PROGRAM_CHARS[owner % len(_PROGRAM_CHARS)]
+        name, _, of_launch = maps.programs[owner].partition(" of launch ")
+        # several launches: "launch 2:" once before its first program, not "of launch 2" in every entry
+        first = f"launch {of_launch}: " if of_launch and of_launch != launch else ""
+        launch = of_launch or launch
+        entries.append(f"{first}{_painted([char], [_colour_of(char, owner)], colour)} program {name}")
+    if len(owners) > SHOWN_PROGRAMS:
+        entries.append(f"... {len(maps.programs)} programs ran (letters and colours repeat)")
+    marks = {"m": "masked-off lane (nothing else touched it)", "!": "race", "?": "output never written",
+             ".": "not touched"}
+    entries += [f"{_painted([m], [_MARK_COLOURS[m]], colour)} {what}" for m, what in marks.items() if m in used]
+    per_line = 4
+    return [("legend: " if start == 0 else "        ") + ";  ".join(entries[start:start + per_line])
+            for start in range(0, len(entries), per_line)]
+
+
+_HEAT_COLOURS = (236, 24, 31, 37, 71, 107, 143, 179, 208, 196)  # 0 reads, then dark blue to red
+
+
+def heat_chars(picture: Picture) -> tuple[np.ndarray, int]:
+    """One character per cell for how often its most-read element was loaded: '.' never, digits 1-9 that many
+    times, or, beyond 9, digits 1-9 as ninths of the maximum; and reads per digit step (1 when exact)."""
+    most = int(picture.reads.max()) if picture.reads.size else 0
+    step = max(1, math.ceil(most / 9))
+    levels = np.ceil(picture.reads / step).astype(int)
+    chars = np.where(picture.reads > 0, levels.astype(str), ".")
+    return np.where(picture.present, chars, " "), step
+
+
+def render_heat(maps: Maps, colour: bool = False) -> str:
+    """Per tensor, how often each element was read (the most in each cell), with its scale."""
+    lines = [maps.title] if maps.title else []
+    if maps.note:
+        lines.append(f"stopped: {maps.note}")
+    for picture in maps.pictures:
+        most = int(picture.reads.max()) if picture.reads.size else 0
+        if most == 0:
+            lines.append(f"{picture.label}: not read")
+            continue
+        chars, step = heat_chars(picture)
+        scale = ("digit = times read" if step == 1 else f"digit d = up to d x {step} reads") + f"; at most {most}"
+        lines.append(f"{_header(picture)}: reads per element ({scale}; . never)")
+        labels = _row_labels(picture)
+        width = max(len(label) for label in labels)
+        for row, label in enumerate(labels):
+            row_chars = list(chars[row])
+            row_colours = [None if c == " " else _HEAT_COLOURS[0 if c == "." else int(c)] for c in row_chars]
+            lines.append(f"  {label:>{width}} |{_painted(row_chars, row_colours, colour)}|")
+    return "\n".join(lines)
+
+
+# -- PNG ------------------------------------------------------------------------------------------------------
+
+def figure(maps: Maps, heat: bool = False):
+    """A matplotlib Figure of the maps (one panel per tensor), or None when matplotlib is not installed."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Patch
+    except ImportError:
+        return None
+    pictures = [p for p in maps.pictures if not heat or p.reads.any()]  # a heat map of a tensor never read is empty
+    heights = [p.present.shape[0] + 3 for p in pictures] or [3]  # a panel's rows of cells, and its title
+    fig = Figure(figsize=(9, 2 + 0.13 * sum(heights)), layout="constrained")
+    axes = fig.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
+    palette = [np.array(_xterm_rgb(code)) for code in _PALETTE]
+    for ax, picture in zip(axes, pictures):
+        ax.set_title(picture.summary if len(picture.summary) < 110 else picture.summary[:107] + "...", fontsize=8,
+                     loc="left")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if heat:
+            shown = np.where(picture.present, picture.reads, np.nan)
+            image = ax.imshow(shown, cmap="viridis", aspect="auto", interpolation="nearest", vmin=0)
+            fig.colorbar(image, ax=ax, label="reads")
+            continue
+        ax.imshow(_rgb(picture, palette), aspect="auto", interpolation="nearest")
+    if not heat:
+        owners = sorted({int(o) for p in maps.pictures for o in np.unique(p.owner[p.owner >= 0])})
+        handles = [Patch(color=palette[o % len(palette)], label=f"program {maps.programs[o]}")
+                   for o in owners[:SHOWN_PROGRAMS]]
+        used = {str(c) for p in maps.pictures for c in np.unique(cell_chars(p)[p.present])}
+        handles += [Patch(color=np.array(_xterm_rgb(_MARK_COLOURS[m])), label=what) for m, what in
+                    (("m", "masked-off lane"), ("!", "race"), ("?", "output never written"), (".", "not touched"))
+                    if m in used]
+        fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7)
+    if maps.title or maps.note:
+        said = [maps.title, *textwrap.wrap(f"stopped: {maps.note}" if maps.note else "", 110)]
+        fig.suptitle("\n".join(filter(None, said)), fontsize=9)
+    return fig
+
+
+def _rgb(picture: Picture, palette: list) -> np.ndarray:
+    image = np.ones(picture.owner.shape + (3,))
+    chars = cell_chars(picture)
+    for index, colour in enumerate(palette):
+        image[(picture.owner % len(palette) == index) & (picture.owner >= 0)] = colour
+    for mark, code in _MARK_COLOURS.items():
+        image[chars == mark] = _xterm_rgb(code)
+    return image
+
+
+def _xterm_rgb(code: int) -> tuple[float, float, float]:
+    """An ANSI 256-colour code (16..255) as RGB in [0, 1], so the PNG matches the terminal."""
+    if code >= 232:
+        grey = (8 + 10 * (code - 232)) / 255
+        return grey, grey, grey
+    steps = (0, 95, 135, 175, 215, 255)
+    code -= 16
+    return tuple(steps[v] / 255 for v in (code // 36, code // 6 % 6, code % 6))
+
+
+def save_png(maps: Maps, path: str, heat: bool = False) -> str:
+    """Write the PNG; what to tell the user (where it went, or why there is none)."""
+    fig = figure(maps, heat)
+    if fig is None:
+        return "no PNG written: matplotlib is not installed (pip install matplotlib); the text map is above"
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        return f"no PNG written: {path}: {exc.strerror or exc}"
+    return f"map written to {path}"
+
+
+def png_problem(path: str) -> str | None:
+    """Why a PNG cannot be written at `path` (checked before the case runs), or None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"--map {path} is a directory; name the PNG file to write"
+    if not os.path.isdir(folder):
+        return f"--map {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"--map {path}: the folder {folder} is not writable"
+    return None
+
+
+# -- running a case ---------------------------------------------------------------------------------------------
+
+def record_case(puzzle, launcher, case, seed: int, timeout: float | None) -> Maps:
+    """Run one case in this process under the interpreter hook and draw what its kernels did, up to the failure
+    if it failed (``Maps.note`` says how it ended)."""
+    from grader import env
+    from grader.worker import execute, instrument
+
+    if not env.interpreter_forced():
+        return Maps([], note=NEEDS_INTERPRETER.format(number=puzzle.number))
+    ok, why = instrument.status()
+    if not ok:
+        return Maps([], note=f"no map: {why}")
+    keep = []
+    execution = execute.execute(puzzle, launcher, case, seed, "cpu", timeout, keep=keep)
+    if not keep:
+        return Maps([], note=_ending(execution) or "no map: nothing was recorded")
+    maps = maps_of(keep[0], puzzle.outputs)
+    maps.note = _ending(execution)
+    return maps
+
+
+def _ending(execution) -> str:
+    """How a case ended, in a line ('' when nothing went wrong that the worker can see: values are judged
+    elsewhere)."""
+    outcome = execution.early or execution.deferred or execution.late
+    if outcome is None:
+        return ""
+    lines = [line.strip() for line in outcome.message.strip().splitlines()] or [""]
+    where = [line for line in lines[1:2] if line.startswith(("in program", "at ", "it was running"))]
+    said = "; ".join([lines[0], *where])
+    if outcome.reason == "budget":  # a map lets the kernel run to its end, where grading stops it when over
+        return f"over budget (counted over the whole run): {said}"
+    return outcome.reason.replace("_", " ") + (f": {said}" if said else "")
+
+
+def _title(puzzle, index: int, seed: int) -> str:
+    """Which puzzle and case, with every size (a graph's N and E too, drawn from the seed) and the seed, so the
+    same case can be graded or drawn again (--seed)."""
+    from grader.course.cases import make_inputs
+
+    case = puzzle.cases[index]
+    try:
+        dims = make_inputs(puzzle.spec, case, seed)[1]
+    except Exception:  # noqa: BLE001 -- a title never fails a map; the case's own sizes still say a lot
+        dims = case.dims
+    sizes = ", ".join(f"{k}={v}" for k, v in {**dims, **case.blocks}.items())
+    where = f" ({sizes})" if sizes else ""
+    return f"puzzle {puzzle.number} ({puzzle.slug}), case {index + 1} \"{case.name}\"{where}, seed {seed}"
+
+
+def find_case(puzzle, key: str) -> int:
+    """A case's index by its name or its number (from 1, as the report lists them); KeyError with the choices."""
+    names = [case.name for case in puzzle.cases]
+    if key.isdigit() and 1 <= int(key) <= len(names):
+        return int(key) - 1
+    for wanted in (key, key.lower()):
+        found = [i for i, name in enumerate(names) if (name if wanted == key else name.lower()) == wanted]
+        if found:
+            return found[0]
+    choices = ", ".join(f"{i + 1} ({name})" for i, name in enumerate(names))
+    raise KeyError(f"puzzle {puzzle.number} has no case {key!r}; choose one of: {choices}")
+
+
+def map_isolated(puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float) -> Maps:
+    """The maps of one case, run in a worker process as grading runs one (``runner.map_case``): a crash or a hang
+    costs the map, never the grader. What comes back is checked, and drawn as the submission's own record: a
+    picture, not a verdict."""
+    from grader.judge import runner
+
+    sent, why = runner.map_case(puzzle, index, impl, file, seed, timeout)
+    maps = Maps([], note=why)
+    if sent is not None:
+        try:
+            maps = Maps.from_json(sent)
+        except ValueError as exc:
+            maps = Maps([], note=f"the case's process sent back {exc}: nothing to draw")
+    maps.title = _title(puzzle, index, seed)
+    return maps
+
+
+def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str | None, seed: int, timeout: float,
+            interpret: bool) -> int:
+    """``python -m grader N --map [CASE] [--map FILE.png] [--heat]``: print one case's maps; exit status 0 when the
+    case ran to its end, 1 when it stopped early, 2 on a usage error or a PNG that could not be written."""
+    if len(puzzles) != 1:
+        print("error: --map draws one puzzle's case: python -m grader 4 --map", file=sys.stderr)
+        return 2
+    puzzle = puzzles[0]
+    if not interpret:
+        print(NEEDS_INTERPRETER.format(number=puzzle.number), file=sys.stderr)
+        return 2
+    pngs = [t for t in targets if t.lower().endswith(".png")]
+    keys = [t for t in targets if t and t not in pngs]
+    if len(keys) > 1 or len(pngs) > 1:
+        print("error: --map takes one case and at most one FILE.png", file=sys.stderr)
+        return 2
+    problem = png_problem(pngs[0]) if pngs else None
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        index = find_case(puzzle, keys[0]) if keys else _first_failing(puzzle, impl, file, seed, timeout)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    maps = map_isolated(puzzle, index, impl, file, seed, timeout)
+    colour = use_colour()
+    print(render_heat(maps, colour) if heat else render_text(maps, colour))
+    said = save_png(maps, pngs[0], heat) if pngs else ""
+    if said:
+        print(said)
+    sys.stdout.flush()
+    if said.startswith("no PNG"):
+        return 2  # the file asked for was not written
+    return 1 if maps.note else 0
+
+
+def _first_failing(puzzle, impl: str, file: str | None, seed: int, timeout: float) -> int:
+    """The index of the first case that fails when graded (in worker processes), else 0."""
+    from grader.judge import runner
+
+    result = runner.grade_isolated([puzzle], impl, file, seed, True, timeout, "interpreter")[0]
+    names = [case.name for case in puzzle.cases]
+    failing = [c.name for c in result.cases if not c.passed and c.reason != "skipped" and c.name in names]
+    if failing:
+        print(f"mapping case \"{failing[0]}\", the first that fails", file=sys.stderr)
+    return names.index(failing[0]) if failing else 0
+
+
+def show(puzzle, launcher, case: int | str | None = None, heat: bool = False, seed: int = 0,
+         timeout: float | None = None) -> None:
+    """Draw one case's maps in this process (``grader.show``): the text map, and in a notebook with matplotlib
+    installed the figure too. The text is printed either way, so a notebook's stored output is the same with
+    and without matplotlib. `case`: its name or number (from 1); the first case by default."""
+    from grader import env
+    from grader.course import registry
+
+    puzzle = registry.find(puzzle)
+    index = 0 if case is None else find_case(puzzle, str(case))
+    maps = record_case(puzzle, launcher, puzzle.cases[index], seed, timeout or env.DEFAULT_TIMEOUT)
+    maps.title = _title(puzzle, index, seed)
+    print(render_heat(maps) if heat else render_text(maps))
+    fig = figure(maps, heat) if maps.pictures and "IPython" in sys.modules else None
+    if fig is not None:
+        from IPython.display import display
+
+        display(fig)

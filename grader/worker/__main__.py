@@ -1,0 +1,68 @@
+"""The child process that runs the learner's code for ``grader.judge.runner`` and streams one JSON line per event.
+
+Run as ``python -m grader.worker FD`` with the job as JSON on stdin; events go to file descriptor
+FD, so that anything the learner's code prints (sent to stderr) cannot garble them. The events and
+the job are described in ``grader/judge/runner.py``. The worker sends what the launcher did
+(``execute.execute``), never a verdict: the parent judges. A job with "map" runs one case for its access maps
+(``grader.show.memory_map``) instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def main() -> None:
+    events = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    os.dup2(2, 1)  # the learner's prints go to stderr; stdout may carry the parent's --json
+    job = json.loads(sys.stdin.read())
+
+    def emit(**event):
+        events.write(json.dumps(event) + "\n")
+
+    from grader import env
+
+    mode = env.choose_mode(job["interpret"])  # before anything imports triton
+    from grader import transfer
+    from grader.course import registry
+    from grader.judge import verdict
+    from grader.worker import execute, loader
+
+    def load(number: int):
+        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said)."""
+        puzzle = registry.find(number)
+        emit(event="load", puzzle=puzzle.number)
+        try:
+            return puzzle, loader.load_launcher(puzzle, job["impl"], job["file"])
+        except loader.LoadError as exc:
+            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
+            return puzzle, None
+
+    if job.get("map") is not None:  # one case, for its access maps (grader.show.memory_map), not for a grade
+        from grader.show import memory_map
+
+        puzzle, launcher = load(job["puzzles"][0]["puzzle"])
+        if launcher is not None:
+            maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
+            emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
+        return
+
+    for item in job["puzzles"]:
+        puzzle, launcher = load(item["puzzle"])
+        if launcher is None:
+            continue
+        for index in range(item["start"], len(puzzle.cases)):
+            emit(event="start", puzzle=puzzle.number, case=index)
+            execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
+                                        job["timeout"])
+            emit(event="execution", puzzle=puzzle.number, case=index,
+                 execution=transfer.execution_to_json(execution))
+            if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
+                break
+        emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
+
+
+if __name__ == "__main__":
+    main()

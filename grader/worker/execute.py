@@ -1,0 +1,372 @@
+"""Run a case: the worker's half of grading, beside the kernels.
+
+``execute`` builds the inputs and calls the launcher under the interpreter hook and a time limit. From the
+access record it finds whether the launcher started, ran, stayed in bounds, stored where it returned, raced and
+kept to the budgets; it sends these findings, the outputs' bytes and the inputs' digests as plain data
+(``grader.transfer``). The judge (``grader.judge.verdict``) does the rest in the grader's own process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import torch
+
+import grader
+from grader import coach, transfer
+from grader.course import budgets
+from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outputs
+from grader.course.puzzle import skip_reason
+from grader.course.registry import Puzzle
+from grader.env import DEFAULT_TIMEOUT
+from grader.worker import gpu_compile, instrument, launcher_guard
+
+# Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
+# no arithmetic produces, so elements that still hold it were never written.
+POISON_BITS = 0x7FC0DEAD
+
+
+class CaseTimeout(BaseException):
+    """Raised by the alarm; a BaseException so that no `except Exception` swallows it.
+    Its argument is where the learner's code was when time ran out."""
+
+
+# -- time limit ---------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None):
+    """Raise CaseTimeout in this thread after `seconds` (main thread on Unix; else no limit)."""
+    usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CaseTimeout(_learner_line(frame))
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# -- explaining a learner's exception -------------------------------------------------------------
+
+_LIBRARY_DIRS = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+    for m in (torch, contextlib, grader)  # torch, the standard library, the grader
+)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = list(_LIBRARY_DIRS)
+    triton = sys.modules.get("triton")
+    if triton is not None:
+        dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def _learner_line(frame) -> str:
+    """'p03.py:15: while start < T:' for the innermost frame of the learner's code, or ''."""
+    where, code = instrument.learner_line(frame, _library_dirs() + (os.path.dirname(np.__file__) + os.sep,))
+    return f"{where}: {code}" if where != "?" else ""
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """exc and its causes, innermost first (triton wraps a kernel's error once or twice)."""
+    chain, seen = [exc], {id(exc)}
+    while chain[-1].__cause__ is not None and id(chain[-1].__cause__) not in seen:
+        chain.append(chain[-1].__cause__)
+        seen.add(id(chain[-1]))
+    return chain[::-1]
+
+
+# Messages from triton and the driver that have a common cause in a learner's kernel: (clue, advice).
+_ADVICE = (
+    ("Both operands must be same dtype",
+     "tl.dot takes two blocks of one dtype: cast one, e.g. tl.dot(p.to(v.dtype), v). Keep both 16-bit, so the "
+     "GPU uses tensor cores (a float32 tl.dot runs as TF32)."),
+    ("PassManager::run failed",
+     "The Triton compiler itself failed; the assertion it printed names the pass. A known trigger in triton 3.6 "
+     "(OptimizeThreadLocality): a loop's reduced result used directly by two later loops. Broadcast it once, "
+     "e.g. `m = row_max[:, None]`, and use m in both."),
+    ("active drivers",
+     "This kernel was defined before `import grader` switched Triton to its interpreter (no GPU here). Run the "
+     "cell with `import grader` first, then re-run the cell that defines your kernel."),
+    ("Block pointers have been removed",
+     "triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance): describe the matrix once with "
+     "tl.make_tensor_descriptor(base, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]) and load with "
+     "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
+     "Block pointers still work on triton 3.6."),
+    ("block offset start must be 16-byte aligned",
+     "A tensor descriptor's offsets are in elements, not blocks: desc.load([pid_m * BM, k]), not "
+     "desc.load([pid_m, k]); along the last dimension an offset must also be a multiple of 16 bytes (8 float16 or "
+     "4 float32 elements)."),
+    ("input and other must have equal reduction dimensions",
+     "tl.dot multiplies an [M, K] block by a [K, N] block: the first's last dimension must equal the second's "
+     "first. If a block came from a tensor descriptor, check the block_shape it was made with (b's is [BK, BN]); "
+     "for q k^T, transpose k with tl.trans(k)."),
+    ("arange's arguments must be of type tl.constexpr",
+     "tl.arange's bounds are compile-time constants: use a block size (`tl.arange(0, B0)`, a tl.constexpr "
+     "parameter) and mask the lanes past the size: `offsets < N0`. A size such as N0 is a run-time value."),
+    ("arange's range must be a power of 2",
+     "tl.arange(0, n) needs n a power of two (16, 32, 64, ...): round the block up (the launcher can use "
+     "triton.next_power_of_2) and mask the lanes past the real size."),
+    ("Shape element",
+     "A block's shape (tl.zeros, tl.full, tl.arange) must be made of tl.constexpr values: a run-time size such "
+     "as H or D cannot shape a block. Use the padded constexpr sizes the launcher passes (e.g. H_PAD, D_PAD = "
+     "next powers of two) and mask the padding: tl.zeros([H_PAD, D_PAD], dtype=tl.float32)."),
+    ("Cannot make_shape_compatible",
+     "Two blocks of different shapes meet on this line: check the axis of tl.sum / tl.max (axis=1 reduces a "
+     "[B0, B1] tile to [B0]) and the [:, None] / [None, :] broadcasts."),
+    ("Expected pointer argument to have shape",
+     "The value stored has a different shape from the block of pointers: check the axis of the reductions "
+     "that made it."),
+    ("out of bounds for shape",
+     "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
+     "tl.maximum(a, b)."),
+)
+
+
+def _did_you_mean(text: str) -> str | None:
+    """For a misspelt tl.something (in an error's text), the closest real name."""
+    found = re.search(r"module '(triton\.language)' has no attribute '(\w+)'", text)
+    language = sys.modules.get("triton.language")
+    if not found or language is None:
+        return None
+    close = difflib.get_close_matches(found[2], [n for n in dir(language) if not n.startswith("_")], n=1)
+    return f"did you mean tl.{close[0]}?" if close else None
+
+
+def _text_of(error: BaseException) -> str:
+    """str(error), or '<unprintable ValueError>' when its __str__ raises (a submission can make it)."""
+    try:
+        text = str(error)
+    except Exception:
+        return f"<unprintable {type(error).__name__}>"
+    return text.strip() or type(error).__name__
+
+
+def explain_exception(exc: BaseException) -> str:
+    """'TypeError: ...' plus the learner's own line(s) where it happened, and advice where a cause is common."""
+    chain = _chain(exc)
+    root = chain[0]
+    text = _text_of(root)
+    lines = text.splitlines()
+    if len(lines) > 14:  # compiler errors quote a lot of source; keep the head and the verdict
+        lines = lines[:10] + ["  ..."] + lines[-3:]
+    message = f"{type(root).__name__}: " + "\n  ".join(lines)
+    library = _library_dirs()
+    frames = []
+    for error in chain:  # the innermost error that passed through the learner's code says where
+        frames = [f for f in traceback.extract_tb(error.__traceback__)
+                  if not os.path.abspath(f.filename).startswith(library) and not f.filename.startswith("<")]
+        if frames:
+            break
+    for frame in frames[-2:]:
+        message += f"\n  at {instrument.location(frame.filename, frame.lineno)}: {frame.line}"
+    if isinstance(root, SyntaxError) and root.lineno:
+        message += f"\n  at {instrument.location(root.filename or '?', root.lineno)}: {(root.text or '').strip()}"
+    advice = [a for clue, a in _ADVICE if clue in text] + [_did_you_mean(text)]
+    if isinstance(root, SystemExit):
+        advice.append("your code called sys.exit() or exit(): a launcher returns its output instead")
+    message += "".join(f"\n  {a}" for a in advice if a)
+    return message
+
+
+# -- one case -------------------------------------------------------------------------------------
+
+def _poison_allocator(shapes: list[tuple[int, ...]], device: str) -> None:
+    """Leave blocks full of POISON_BITS in the CUDA caching allocator, sized like the outputs,
+    so the launcher's torch.empty most likely gets them back."""
+    blocks = [torch.full((int(np.prod(shape)),), POISON_BITS, dtype=torch.int32, device=device) for shape in shapes]
+    del blocks
+
+
+def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
+    if out.dtype != torch.float32 or not out.is_cuda:
+        return None
+    return (out.view(torch.int32) != POISON_BITS).cpu()
+
+
+def _dims_of(puzzle: Puzzle, label: str) -> tuple[str, ...]:
+    """The spec's dimension names of the tensor called `label` (an input or an output), or ()."""
+    args = spec_args(puzzle.spec) + [replace(a, name=n) for a, n in
+                                     zip(spec_outputs(puzzle.spec), puzzle.outputs)]
+    return next((tuple(a.dims) for a in args if a.name == label and a.dims), ())
+
+
+def _bounds_hint(violation, puzzle: Puzzle) -> str:
+    if violation.region is None:
+        return "a pointer was built from something other than a kernel argument plus offsets"
+    if violation.offsets and min(violation.offsets) < 0:
+        return "a negative offset: check where the block starts"
+    if len(violation.shape) >= 2:
+        dims = _dims_of(puzzle, violation.region.label)
+        rows, cols = dims[-2:] if len(dims) >= 2 else ("the number of rows", "the row length")
+        gather = any(a.dtype in (torch.int32, torch.int64) for a in spec_args(puzzle.spec))
+        return (f"a lane of this tile lies outside {violation.region.label}: mask every dimension, e.g. "
+                f"(rows[:, None] < {rows}) & (cols[None, :] < {cols}) for its [{rows}, {cols}] layout; a column "
+                "past the end of a row must be masked even where it would land inside the next row"
+                + ("; and where the rows come from an index array (a gather), check that you index by the loaded "
+                   "index (node_feat at col_idx[s]), not by the slot s itself" if gather else ""))
+    if violation.offsets and violation.offsets[0] == violation.region.numel and "mask" in violation.code:
+        return (f"the mask lets offset {violation.region.numel} through, one past the end of "
+                f"{violation.region.label} ({violation.region.numel} elements: 0..{violation.region.numel - 1}): "
+                "compare with `<`, not `<=`")
+    return (f"lanes past the end of {violation.region.label} were not masked off: give this {violation.kind} a mask "
+            "that is False for them (e.g. offsets < size)")
+
+
+def _accesses(recorder) -> list[dict]:
+    rows = []
+    for region in recorder.regions:
+        if region.loads or region.stores or region.atomics:
+            rows.append({"name": region.label, "params": list(region.params), "elements": region.numel,
+                         "read": region.loads / region.numel, "written": region.stores / region.numel,
+                         "atomics": region.atomics})
+    return rows
+
+
+def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
+            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None) -> transfer.Execution:
+    """The worker's half of a case: build the inputs, call the launcher under the interpreter hook and a time
+    limit, and collect what it returned and what its kernels did, as plain data (``transfer``). What goes wrong
+    on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
+    a race or a budget, read from the access record kept here, is a failing Outcome the judge reports in turn.
+    The expected values are never computed here: ``judge`` does that, in the grader's own process.
+    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map)."""
+    if skip_reason(case, device, puzzle.number):
+        return transfer.Execution(early=transfer.Outcome("skipped"))
+    started = time.perf_counter()
+    inputs, dims = make_inputs(puzzle.spec, case, seed)
+    # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
+    args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
+            for a in spec_args(puzzle.spec)]
+    on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
+
+    def stop(reason, message="", **extra):
+        return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder, puzzle),
+                                  seconds=time.perf_counter() - started)
+
+    with instrument.recording(maps=keep is not None) as recorder:
+        if keep is not None and recorder is not None:
+            keep.append(recorder)
+        if recorder is not None:
+            for name, value in on_device.items():
+                if isinstance(value, torch.Tensor):
+                    recorder.watch(name, value)
+            numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+            recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
+            if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
+                recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
+                                                                    {**case.blocks, **dims})
+        if device != "cpu":
+            _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
+        try:
+            # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
+            with time_limit(timeout), np.errstate(all="ignore"), launcher_guard.guard(puzzle, case, device):
+                out = launcher(*args, **case.blocks)
+                if device != "cpu":
+                    torch.cuda.synchronize()
+        except launcher_guard.Refused as exc:
+            return stop("launcher", str(exc))
+        except CaseTimeout as stop_at:
+            where = f"\n  it was running {stop_at.args[0]}" if stop_at.args and stop_at.args[0] else ""
+            return stop("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}",
+                        accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
+        except NotImplementedError as exc:
+            said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
+            return stop("not_started", "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
+        except KeyboardInterrupt:
+            raise  # Ctrl-C stops grading in a notebook; the CLI's worker (own session) never gets the terminal's
+        except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
+            if recorder is not None and recorder.over_budget is not None:
+                return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
+                                      "budget; the counts are those reached then)", accesses=_accesses(recorder))
+            if recorder is not None and recorder.violation is not None:
+                return stop("out_of_bounds", recorder.violation.message(),
+                            hint=_bounds_hint(recorder.violation, puzzle), accesses=_accesses(recorder))
+            return stop("error", explain_exception(exc))
+
+    if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
+        return stop("not_started", "not implemented yet (no kernel stored anything)")
+    if recorder is not None:
+        problem = gpu_compile.check(puzzle, recorder.launches)
+        if problem:
+            return stop("gpu_compile", problem)
+        problem = launcher_guard.check_launches(puzzle, case, recorder.launches)
+        if problem:
+            return stop("launcher", problem)
+    with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
+        outs = [value.as_subclass(torch.Tensor) if isinstance(value, torch.Tensor) else value
+                for value in as_list(out)]
+
+    written, deferred = [], None
+    # Coverage is looked at only for the spec's number of tensors; the judge refuses anything else first.
+    if len(outs) == len(puzzle.outputs) and all(isinstance(value, torch.Tensor) for value in outs):
+        for name, value in zip(puzzle.outputs, outs):
+            if recorder is None or value.numel() == 0:  # an empty output (a graph with no edge) has nothing to write
+                written.append(_written_natively(value) if value.numel() else None)
+                continue
+            found = recorder.stored_view(value)  # the tensor, or a view or slice of a buffer a kernel stored into
+            if found is None:
+                stored = [r.describe() for r in recorder.regions if r.stores or r.atomics]
+                where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
+                deferred = transfer.Outcome(
+                    "bad_output", f"no kernel stored into the tensor you returned as {name}{where}: every output "
+                                  "element must be written by a kernel's tl.store", accesses=_accesses(recorder))
+                break
+            region, flags = found
+            region.label = name
+            written.append(torch.from_numpy(flags))
+    accesses = _accesses(recorder) if recorder is not None else []
+    if deferred is None and recorder is not None and recorder.race is not None:
+        # before the values: a lost update looks like a typo
+        deferred = transfer.Outcome("race", recorder.race.message(), accesses=accesses)
+
+    # Budgets are read here, beside the kernels (the tl.dot budget asks which dots survived their compilation);
+    # the judge reports one only if the values are right and the inputs intact.
+    late = None
+    if recorder is not None and deferred is None:
+        for budget in puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
+            problem = budget.check(recorder, numel, {**case.blocks, **dims})  # formulas may name block sizes
+            if problem:
+                late = transfer.Outcome("budget", problem, accesses=accesses)
+                break
+    written += [None] * (len(outs) - len(written))
+    return transfer.Execution(
+        returned=[transfer.Returned.of(value, flags) for value, flags in zip(outs, written)], deferred=deferred,
+        late=late, inputs_after={name: transfer.digest(value) for name, value in on_device.items()
+                                 if isinstance(value, torch.Tensor)},
+        **_record(recorder, puzzle), seconds=time.perf_counter() - started)
+
+
+def _record(recorder, puzzle: Puzzle) -> dict:
+    """What the judge needs of the access record: whether there is one, the programs, the note, the rows and the
+    coach's figures."""
+    if recorder is None:
+        return {}
+    return {"recorded": True, "programs": recorder.programs, "note": recorder.mask_fix_note(),
+            "accesses": _accesses(recorder), "coach": coach.figures(recorder, puzzle.outputs).to_json()}
+
+
+def mode_notices(device: str) -> list[str]:
+    """Notes for a puzzle's report once its cases ran: a hook the interpreter lacks, and what the launcher guard
+    changed (which autotune config the interpreter ran)."""
+    ok, why = instrument.status()
+    return ([why] if device == "cpu" and not ok else []) + launcher_guard.take_notices() + gpu_compile.take_notices()

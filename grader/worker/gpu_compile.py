@@ -1,0 +1,681 @@
+"""The GPU compile check: every kernel a learner launches in the interpreter is also compiled for a GPU, on the CPU.
+
+The interpreter runs a kernel as Python, so it accepts kernels the GPU compiler refuses: a scalar accumulator
+(`acc = 0.0`) that becomes a block in a loop, a module-level float that is not a constexpr, a plain Python helper,
+`tl.static_range` or `tl.arange` or `tl.zeros` with run-time sizes. And Python's `and` / `or` / `not` and the
+builtins `max` / `min` / `abs` mean something else on a block in the interpreter than on the GPU. ``check`` finds
+both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
+
+1. An AST check of every @triton.jit body the kernel reaches (``static_problems``; cheap, so it runs first).
+   The rule: an `and` / `or` / `not`, or a builtin `max` / `min` / `abs`, is refused when one of its operands is a
+   run-time value. Run-time values are the parameters not annotated `tl.constexpr`, the results of any call but
+   a few pure builtins and `tl.constexpr(...)`, and the locals assigned from them (a fixed point over the body).
+   Constexpr parameters, `x: tl.constexpr = ...` locals, globals, literals and `.dtype` / `.shape` are static, so
+   `max(B0, 16)` or `if B0 > 16 and B1 > 16` pass. `and` / `or` / `not` that form the whole condition of an `if`,
+   `while`, `assert` or `x if c else y` also pass: the GPU needs a scalar there, and on scalars both agree.
+   Every solution and every kernel under tests/kernels/right passes this rule.
+2. A compile for sm_90 and sm_80 (``Puzzle.gpu_archs``) with the signature and constexprs of the
+   launch, through ``triton.compile``, stopped after TTGIR (triton's stage hook replaces the LLVM stages): every
+   trap above fails in the front end or in TTIR / TTGIR passes (so does triton 3.6's OptimizeThreadLocality
+   assertion), while LLIR, PTX and ptxas took 70% of the compile time. It runs in a helper process
+   (``python -m grader.worker.gpu_compile``), started once per grading process: with TRITON_INTERPRET=1,
+   triton.language's own @jit helpers (tl.sum, tl.zeros, ...) are interpreter objects, and the interpreter leaves
+   parts of triton.language patched after a kernel calls one of them, so a compile in the grading process would go
+   through interpreter code. The grading process sends each function's source, file, `def` line and the globals it reads
+   (encoded); the helper rebuilds them under the same file name and line numbers, so the compiler's lines and the
+   TTIR's locations are the learner's. Advice for the known traps is keyed on substrings of the compiler's
+   messages that triton 3.6 and 3.9 share.
+3. A cache by (sources, globals, signature, constexprs, options, target), in the grading process, so a puzzle pays
+   one compile per distinct specialisation (about one per case). Triton's disk cache is not used: it keys by
+   source and line, not file, so a hit would bring back the TTIR locations of another file; the helper compiles
+   afresh (TRITON_ALWAYS_COMPILE) into a scratch cache directory. Measured on the 2-core machine, shared with
+   other jobs (load 2-4), fresh TRITON_CACHE_DIR, `time python -m grader --all --impl solutions`: 51 s (37.6 s
+   user) before, 70 s (54 s user) after. The 231 compiles cost 16 s of CPU in the helper; to cubin they cost 51 s.
+4. The tl.dot lines that survive compilation (``dot_lines``): the `tt.dot` ops left in the sm_90 TTIR, each mapped
+   through its `loc(...)` to the learner's file and line (a dot in an inlined @triton.jit helper maps to the helper's
+   line). ``budgets.Dots`` counts only the multiply-adds of those lines, so a `tl.dot` whose result is never used
+   earns nothing.
+
+The check never fails a case for its own trouble: when triton lacks the compile API or the helper cannot start, it
+skips and ``take_notices`` says why. The compiler's verdict on the learner's kernel fails a case, and so does a
+kernel that reads a global no GPU kernel can use (a numpy module, a Python object), which would otherwise escape
+the check. Tested on triton 3.6 and 3.9.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import builtins
+import inspect
+import json
+import linecache
+import os
+import re
+import selectors
+import subprocess
+import sys
+import textwrap
+
+from grader import env
+from grader.worker import instrument
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_ARCHS = (90,)  # the H200
+HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
+_JIT_TYPES = ("InterpretedFunction", "JITFunction")
+_ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the helper may import (and their submodules)
+
+
+class Unsupported(Exception):
+    """A kernel the check cannot hand to the compiler: one that reads a global no GPU kernel can use fails its case;
+    anything else (a torch dtype passed as an argument) is skipped, with a notice."""
+
+
+# -- what a kernel reads ------------------------------------------------------------------------------
+
+def _jit_target(value):
+    """The plain Python function under a @triton.jit object (interpreted or compiled), else None."""
+    inner = getattr(value, "fn", None)
+    return inner if type(value).__name__ in _JIT_TYPES and inspect.isfunction(inner) else None
+
+
+def _function_key(fn) -> str:
+    return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}:{fn.__qualname__}"
+
+
+def _source(fn) -> tuple[str, int]:
+    """The function's source from its `def` (decorators dropped), dedented, and the file line of that `def`."""
+    lines, start = inspect.getsourcelines(fn)
+    skip = next(i for i, line in enumerate(lines) if re.match(r"\s*def\s", line))
+    return textwrap.dedent("".join(lines[skip:])), start + skip
+
+
+def _read_names(tree: ast.FunctionDef) -> set[str]:
+    """Names the function reads that are not its own parameters or locals: its globals (and closure)."""
+    args = tree.args
+    local = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
+
+
+def _encode(value, functions: dict) -> list:
+    """A global as JSON the helper can rebuild: ["jit", key], ["module", name], ["value", v], ..."""
+    import triton.language as tl
+
+    fn = _jit_target(value)
+    if fn is not None:
+        return ["jit", _collect(fn, functions)]
+    if inspect.ismodule(value):
+        if value.__name__.split(".")[0] not in _ALLOWED_MODULES:
+            raise Unsupported(f"the kernel reads the module {value.__name__}")
+        return ["module", value.__name__]
+    if isinstance(value, tl.constexpr):
+        return ["constexpr", _encode(value.value, functions)]
+    if isinstance(value, tl.dtype):
+        return ["dtype", value.name]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ["value", value]
+    if isinstance(value, (tuple, list)):
+        return ["tuple", [_encode(v, functions) for v in value]]
+    if inspect.isfunction(value) or inspect.isbuiltin(value):
+        return ["function", value.__name__]  # rebuilt as a stub: the compiler refuses it just the same
+    raise Unsupported(f"the kernel reads a global of type {type(value).__name__}")
+
+
+def _collect(fn, functions: dict) -> str:
+    """Add `fn` and every @triton.jit function it reaches to `functions` (key -> description); return its key."""
+    key = _function_key(fn)
+    if key in functions:
+        return key
+    source, line = _source(fn)
+    functions[key] = description = {"name": fn.__name__, "file": fn.__code__.co_filename, "line": line,
+                                    "source": source, "globals": {}}
+    scope = dict(fn.__globals__)
+    scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+    for name in sorted(_read_names(ast.parse(source).body[0])):
+        if name in scope:
+            description["globals"][name] = _encode(scope[name], functions)
+    return key
+
+
+def _argument(value, functions: dict) -> list:
+    """A launch argument: tensors and descriptors by their type string, everything else as a global."""
+    if hasattr(value, "data_ptr") or type(value).__name__ == "TensorDescriptor":
+        from triton.runtime.jit import mangle_type
+
+        return ["type", mangle_type(value)]
+    if type(value).__name__ == "dtype" and type(value).__module__ == "torch":
+        raise Unsupported("a torch dtype was passed to the kernel")
+    return _encode(value, functions)
+
+
+def _request(launch, arch: int) -> dict:
+    functions: dict = {}
+    kernel = _collect(launch.fn, functions)
+    return {"functions": functions, "kernel": kernel, "arch": arch,
+            "args": {name: _argument(value, functions) for name, value in launch.bound.items()},
+            "options": {k: v for k, v in launch.options.items() if k in ("num_warps", "num_stages")}}
+
+
+# -- the AST check --------------------------------------------------------------------------------------
+
+_PURE_BUILTINS = {"min", "max", "abs", "int", "float", "bool", "len", "round"}
+_METADATA = {"dtype", "shape", "type", "ndim", "numel"}  # compile-time facts of a block, static whatever it holds
+_BUILTIN_ADVICE = {"max": "tl.maximum(a, b)", "min": "tl.minimum(a, b)", "abs": "tl.abs(x)"}
+
+
+def _is_constexpr_annotation(annotation) -> bool:
+    return annotation is not None and "constexpr" in ast.unparse(annotation)
+
+
+def _is_static(node, runtime: set[str]) -> bool:
+    """True when `node` holds a compile-time value: no run-time name and no call but a pure builtin."""
+    if isinstance(node, ast.Attribute) and node.attr in _METADATA:
+        return True
+    if isinstance(node, ast.Name):
+        return node.id not in runtime
+    if isinstance(node, ast.Call):
+        name = ast.unparse(node.func)
+        if name not in _PURE_BUILTINS and not name.endswith("constexpr"):
+            return False
+    return all(_is_static(child, runtime) for child in ast.iter_child_nodes(node))
+
+
+def _assignments(tree: ast.FunctionDef):
+    """(name, the expression it is given, or None for a value of unknown origin) for each local assignment."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if not _is_constexpr_annotation(node.annotation):
+                yield node.target.id, node.value
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = ast.BinOp(node.target, node.op, node.value) if isinstance(node, ast.AugAssign) else node.value
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        yield name.id, value if isinstance(target, ast.Name) else None
+        elif isinstance(node, ast.For):
+            static_loop = isinstance(node.iter, ast.Call) and ast.unparse(node.iter.func).endswith(
+                ("static_range", "range")) and not ast.unparse(node.iter.func).endswith("tl.range")
+            for name in ast.walk(node.target):
+                if isinstance(name, ast.Name):
+                    yield name.id, node.iter if static_loop else None
+        elif isinstance(node, (ast.With, ast.comprehension)):
+            for name in ast.walk(node):
+                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
+                    yield name.id, None
+
+
+def _runtime_names(tree: ast.FunctionDef) -> set[str]:
+    """Parameters not annotated constexpr, and (to a fixed point) locals assigned a run-time value."""
+    args = tree.args
+    runtime = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs
+               if not _is_constexpr_annotation(a.annotation)}
+    assignments = list(_assignments(tree))
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assignments:
+            if name not in runtime and (value is None or not _is_static(value, runtime)):
+                runtime.add(name)
+                changed = True
+    return runtime
+
+
+def _conditions(tree) -> set[int]:
+    """ids of the nodes that are a whole `if` / `while` / `assert` / conditional-expression test."""
+    return {id(node.test) for node in ast.walk(tree) if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert))}
+
+
+def _operator_problem(node, runtime: set[str], conditions: set[int]) -> str | None:
+    if isinstance(node, ast.BoolOp) and id(node) not in conditions:
+        if not all(_is_static(v, runtime) for v in node.values):
+            word, symbol = ("and", "&") if isinstance(node.op, ast.And) else ("or", "|")
+            return (f"`{ast.unparse(node)}` on run-time values: in the interpreter this is Python's `{word}`, which "
+                    f"takes any block as true (so it returns one operand whole); on the GPU it is element-wise. "
+                    f"Use `{symbol}` on boolean blocks, e.g. `(rows < N0) {symbol} (cols < T)`")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and id(node) not in conditions:
+        if not _is_static(node.operand, runtime):
+            return (f"`{ast.unparse(node)}` on a run-time value: in the interpreter this is Python's `not`, which "
+                    "takes any block as true; on the GPU it is element-wise. Use `~` on a boolean block, or "
+                    "`x == 0`")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BUILTIN_ADVICE:
+        if not all(_is_static(a, runtime) for a in node.args):
+            name = node.func.id
+            return (f"`{ast.unparse(node)}`: the builtin `{name}` on run-time values: the interpreter runs Python's "
+                    f"`{name}`, which compares whole blocks (any block counts as true), while the GPU compiler works "
+                    f"element by element. Use {_BUILTIN_ADVICE[name]}")
+    return None
+
+
+def static_problems(functions: dict) -> str | None:
+    """The first interpreter-only operator in any of the functions (as `_collect` describes them), or None."""
+    for description in functions.values():
+        tree = ast.parse(description["source"]).body[0]
+        runtime, conditions = _runtime_names(tree), _conditions(tree)
+        for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+            problem = _operator_problem(node, runtime, conditions)
+            if problem:
+                line = description["line"] + node.lineno - 1
+                return (f"{_where(description['file'], line)}\n  {problem}: the interpreter and the GPU would compute "
+                        "different things")
+    return None
+
+
+def _where(file: str, line: int) -> str:
+    return f"at {instrument.location(file, line)}: {linecache.getline(file, line).strip()}"
+
+
+# -- the compiler's verdict, explained --------------------------------------------------------------
+
+def _first_use(functions: dict, name: str) -> str:
+    for description in functions.values():
+        for node in ast.walk(ast.parse(description["source"])):
+            if isinstance(node, ast.Name) and node.id == name:
+                return "\n  " + _where(description["file"], description["line"] + node.lineno - 1)
+    return ""
+
+
+def _start_of(functions: dict, error: dict, name: str) -> str:
+    """Where loop variable `name` was last given its first value before the loop the compiler named."""
+    for description in functions.values():
+        if description["file"] != error.get("file"):
+            continue
+        first = description["line"]
+        starts = [n.lineno for n in ast.walk(ast.parse(description["source"]))
+                  if isinstance(n, (ast.Assign, ast.AnnAssign)) and first + n.lineno - 1 < error.get("line", 0)
+                  and any(isinstance(t, ast.Name) and t.id == name
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        if starts:
+            return f" (it starts {_where(description['file'], first + max(starts) - 1)})"
+    return ""
+
+
+def _advice(message: str, functions: dict, error: dict) -> str:
+    found = re.search(r"Loop-carried variable (\w+)", message)
+    if found:
+        name = found[1]
+        return (f"`{name}` starts as a scalar and becomes a block in the loop{_start_of(functions, error, name)}. The "
+                "interpreter lets a variable change shape; the GPU compiler needs the same type and shape on every "
+                f"pass. Start it as a block: `{name} = tl.zeros([B0], dtype=tl.float32)`, or "
+                f"`{name} = tl.full([B0], float(\"-inf\"), dtype=tl.float32)` for a running max")
+    found = re.search(r"global variable (\w+)", message)
+    if found:
+        name = found[1]
+        return (f"`{name}` is a module-level Python value, which the GPU compiler does not read (the interpreter "
+                f"does). Make it a constexpr: `{name} = tl.constexpr(...)` at module level, or "
+                f"`{name}: tl.constexpr = ...` inside the kernel, or write the number itself")
+    found = re.search(r"Unsupported function referenced: <function (\w+)", message)
+    if found:
+        name = found[1]
+        return (f"`{name}` is a plain Python function: a kernel can only call @triton.jit functions. Put "
+                f"@triton.jit above `def {name}`{_first_use(functions, name)}")
+    if "static_range" in message:
+        return ("tl.static_range unrolls its loop while compiling, so its bounds must be tl.constexpr; for bounds "
+                "known only at run time (loaded, or plain int arguments) use tl.range(...)")
+    if "arange" in message:
+        return ("tl.arange's bounds must be tl.constexpr (a power of two): use a constexpr block size such as B0 and "
+                "mask the lanes past the run-time size, e.g. `offsets < N0`")
+    if "Shape element" in message or "shape" in message.lower() and "constexpr" in message:
+        return ("tl.zeros / tl.full need a constexpr shape: pad to a constexpr size (an H_PAD = "
+                "triton.next_power_of_2(H) passed as tl.constexpr) and mask the lanes past the real size")
+    return ""
+
+
+def _explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) -> str:
+    import triton
+
+    other = f" (it compiles for sm_{compiled_for[0]})" if compiled_for else ""
+    text = f"the kernel does not compile for the GPU (sm_{arch}, triton {triton.__version__}){other}: "
+    message = error["message"].strip()
+    text += message.splitlines()[-1] if error.get("file") else "\n  ".join(message.splitlines()[-6:])
+    if error.get("file"):
+        text += "\n  " + _where(error["file"], error["line"])
+    advice = _advice(message, functions, error)
+    if advice:
+        text += "\n  " + advice
+    elif error.get("diagnostics"):
+        text += "\n  the compiler said: " + "\n  ".join(error["diagnostics"].strip().splitlines()[-6:])
+    return text
+
+
+# -- the helper process, seen from the grading process ---------------------------------------------
+
+class _Helper:
+    """The compile helper: one JSON request per line on its stdin, one reply per line on its stdout."""
+
+    def __init__(self):
+        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+        environment.pop("TRITON_INTERPRET", None)
+        self.process = subprocess.Popen([sys.executable, "-m", "grader.worker.gpu_compile"], cwd=ROOT, env=environment,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.process.stdout, selectors.EVENT_READ)
+        atexit.register(self.close)  # reaped, not left behind, when grading ends
+
+    def ask(self, request: dict) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        if not self.selector.select(HELPER_TIMEOUT):
+            raise TimeoutError(f"no answer from the compile helper in {HELPER_TIMEOUT:g} s")
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the compile helper exited with status {self.process.wait()}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        """End the helper: it exits at the end of its input; one that does not is killed."""
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.selector.close()
+
+
+_helper: _Helper | None = None
+_outcomes: dict[str, dict] = {}  # request (as JSON) -> the helper's reply
+_notices: list[str] = []
+
+
+def _compile(request: dict) -> dict:
+    global _helper
+    key = json.dumps(request, sort_keys=True)
+    if key not in _outcomes:
+        if _helper is None:
+            _helper = _Helper()
+        try:
+            _outcomes[key] = _helper.ask(request)
+        except Exception:
+            _helper.close()  # a helper that timed out or died is not asked again
+            _helper = None
+            raise
+    return _outcomes[key]
+
+
+def take_notices() -> list[str]:
+    """What the check skipped since the last call, once each."""
+    notes = list(dict.fromkeys(_notices))
+    _notices.clear()
+    return notes
+
+
+def _check_launch(launch, archs) -> str | None:
+    try:
+        requests = [_request(launch, arch) for arch in archs]
+    except Unsupported as why:
+        if str(why).startswith("the kernel reads"):  # no GPU compiler takes it either: a verdict, not a skip
+            return (f"{launch.name} would not compile for a GPU: {why}. A kernel can read only triton.language "
+                    "(tl), math, other @triton.jit functions and tl.constexpr globals; numpy, torch and Python "
+                    "objects stay in the launcher.")
+        _notices.append(f"{launch.name} was not compiled for the GPU: {why}")
+        return None
+    problem = static_problems(requests[0]["functions"])
+    if problem:
+        return problem
+    compiled = []
+    for request in requests:
+        outcome = _compile(request)
+        if "skip" in outcome:
+            _notices.append(outcome["skip"])
+        elif outcome.get("error"):
+            return _explain(outcome["error"], request["functions"], request["arch"], compiled)
+        else:
+            compiled.append(request["arch"])
+    return None
+
+
+def check(puzzle, launches) -> str | None:
+    """None when every launched kernel compiles for the puzzle's GPU targets; else the report."""
+    if not launches or not env.interpreter_forced():
+        return None
+    archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
+    try:
+        for launch in launches:
+            problem = _check_launch(launch, archs)
+            if problem:
+                return problem
+    except Exception as exc:  # the check's own trouble never fails a learner's case
+        _notices.append(f"the GPU compile check was skipped: {type(exc).__name__}: {exc}")
+    return None
+
+
+def dot_lines(launches) -> set[tuple[str, int]] | None:
+    """(file, line) of every tl.dot left in the compiled sm_90 kernels of these launches; None when not known."""
+    found = set()
+    try:
+        for launch in launches:
+            outcome = _outcomes.get(json.dumps(_request(launch, DEFAULT_ARCHS[0]), sort_keys=True))
+            if outcome is None or "dots" not in outcome:
+                return None
+            found.update((file, line) for file, line in outcome["dots"])
+    except Exception:  # unknown, so every dot counts
+        return None
+    return found
+
+
+# -- the helper process itself ----------------------------------------------------------------------
+
+_PROBE = {"name": "grader_probe", "file": "grader_gpu_compile_probe.py", "line": 1,
+          "source": "def grader_probe(x_ptr):\n    tl.store(x_ptr, 1.0)\n",
+          "globals": {"tl": ["module", "triton.language"]}}
+
+
+def _decode(encoded, jits: dict):
+    import importlib
+
+    import triton.language as tl
+
+    kind, value = encoded
+    if kind == "module":
+        return importlib.import_module(value)
+    if kind == "constexpr":
+        return tl.constexpr(_decode(value, jits))
+    if kind == "dtype":
+        return tl.dtype(value)
+    if kind == "tuple":
+        return tuple(_decode(v, jits) for v in value)
+    if kind == "function":
+        namespace: dict = {}
+        exec(f"def {value}(*args, **kwargs):\n    pass\n", namespace)
+        return namespace[value]
+    if kind == "jit":
+        return jits[value]
+    return value
+
+
+def _rebuild(functions: dict) -> dict:
+    """JITFunctions made from the descriptions, under the learner's file names and line numbers."""
+    from triton.runtime.jit import JITFunction
+
+    files: dict[str, list[str]] = {}
+    for description in functions.values():
+        lines = files.setdefault(description["file"], [])
+        body = description["source"].splitlines(keepends=True)
+        end = description["line"] - 1 + len(body)
+        lines.extend(["\n"] * (end - len(lines)))
+        lines[description["line"] - 1:end] = body
+    for file, lines in files.items():  # what inspect (and so triton) reads as the source of these files
+        linecache.cache[file] = (sum(map(len, lines)), None, lines, file)
+    jits, scopes = {}, {}
+    for key, description in functions.items():
+        scope = {"__name__": "grader_gpu_compile_rebuilt", "__builtins__": builtins}
+        scope.update({name: _decode(value, {}) for name, value in description["globals"].items() if value[0] != "jit"})
+        code = "\n" * (description["line"] - 1) + description["source"]
+        exec(compile(code, description["file"], "exec"), scope)
+        jits[key], scopes[key] = JITFunction(scope[description["name"]]), scope
+    for key, description in functions.items():  # calls between functions, once all of them exist
+        scopes[key].update({name: jits[value[1]] for name, value in description["globals"].items()
+                            if value[0] == "jit"})
+    return jits
+
+
+def _chain(exc):
+    while exc is not None:
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _compile_error(exc, functions: dict, diagnostics: str) -> dict:
+    """The innermost CompilationError's line in the learner's file and its message; else the message alone."""
+    found = [e for e in _chain(exc) if type(e).__name__ == "CompilationError" and getattr(e, "node", None)]
+    if found:
+        error = found[-1]
+        cause = error.__cause__
+        message = getattr(error, "error_message", None) or (str(cause) if cause else str(error))
+        for description in functions.values():
+            if description["source"].strip() == (getattr(error, "src", "") or "").strip():
+                line = description["line"] + error.node.lineno - 1
+                return {"message": message, "file": description["file"], "line": line}
+        return {"message": str(error)}
+    return {"message": f"{type(exc).__name__}: {exc}", "diagnostics": diagnostics}
+
+
+def wide_dot_operands(ttir: str) -> list[str]:
+    """The element types of tt.dot operands in TTIR that are not 16-bit ("f32", "tf32", ...), one per wide operand:
+    how a GPU run tells that a kernel multiplied float32 blocks, where the interpreter's hook cannot look."""
+    wide = []
+    for types in re.findall(r"= tt\.dot [^:]*: tensor<(?:\d+x)+(\w+)> \* tensor<(?:\d+x)+(\w+)>", ttir):
+        wide += [t for t in types if t not in ("f16", "bf16")]
+    return wide
+
+
+def _dot_lines(ttir: str) -> list[tuple[str, int]]:
+    """(file, line) of each tt.dot in TTIR, through its loc(...) and the #loc aliases."""
+    aliases = dict(re.findall(r"^(#loc\d*) = loc\((.*)\)\s*$", ttir, re.MULTILINE))
+
+    def resolve(text: str, depth: int = 0):
+        direct = re.search(r'"([^"]+)":(\d+):\d+', text)
+        if direct:
+            return direct[1], int(direct[2])
+        for ref in re.findall(r"#loc\d*", text):
+            if depth < 50 and ref in aliases:
+                found = resolve(aliases[ref], depth + 1)
+                if found:
+                    return found
+        return None
+
+    lines = []
+    for op in re.findall(r"= tt\.dot .*loc\((.*)\)\s*$", ttir, re.MULTILINE):
+        found = resolve(op)
+        if found:
+            lines.append(found)
+    return sorted(set(lines))
+
+
+class _Stopped(Exception):
+    """Raised where the LLVM stages would start: the check ends with TTGIR (the module's docstring says why)."""
+
+
+class _Compiler:
+    """Compiles requests in the helper; says, for every request, when it cannot."""
+
+    def __init__(self):
+        self.unavailable = None
+        self.probed: dict[int, str | None] = {}  # arch -> why it cannot be compiled for, or None
+        self.ttir = ""  # the TTIR of the latest compile
+        try:
+            import triton
+            from triton.backends.compiler import GPUTarget
+            from triton.compiler import ASTSource
+            from triton.runtime.jit import mangle_type
+
+            triton.knobs.runtime.add_stages_inspection_hook = self._inspect_stages
+        except Exception as exc:  # an untested triton without this API
+            self.unavailable = f"kernels were not compiled for the GPU: this triton lacks its compile API ({exc})"
+            return
+        self.triton, self.target, self.source, self.mangle = triton, GPUTarget, ASTSource, mangle_type
+
+    def _inspect_stages(self, backend=None, stages=None, *rest):
+        """Triton's hook on its pipeline: keep the TTIR's text, and stop before the LLVM stages.
+        Triton 3.9 also calls it with no argument for a suffix to its cache key."""
+        if stages is None:
+            return "-grader-gpu-compile-check", ""
+        make_ttir = stages["ttir"]
+
+        def keep_ttir(module, metadata):
+            module = make_ttir(module, metadata)
+            self.ttir = str(module)
+            return module
+
+        def stop(module, metadata):
+            raise _Stopped()
+
+        stages["ttir"], stages["llir"] = keep_ttir, stop
+
+    def _signature(self, request: dict, jits: dict) -> tuple[dict, dict]:
+        """The launch's types for run-time parameters and values for constexprs, as the JIT would pass them."""
+        signature, constexprs = {}, {}
+        for param in jits[request["kernel"]].params:
+            encoded = request["args"].get(param.name)
+            if encoded is not None and encoded[0] == "type" and not param.is_constexpr:
+                signature[param.name] = encoded[1]
+                continue
+            value = _decode(encoded, jits) if encoded is not None and encoded[0] != "type" else None
+            if param.is_constexpr or value is None:
+                signature[param.name], constexprs[param.name] = "constexpr", value
+            else:
+                signature[param.name] = self.mangle(value)
+        return signature, constexprs
+
+    def _compile(self, request: dict) -> dict:
+        jits = _rebuild(request["functions"])
+        signature, constexprs = self._signature(request, jits)
+        start = os.lseek(2, 0, os.SEEK_END)
+        try:
+            source = self.source(jits[request["kernel"]], signature, constexprs)
+            self.triton.compile(source, target=self.target("cuda", request["arch"], 32), options=request["options"])
+        except _Stopped:
+            return {"error": None, "dots": _dot_lines(self.ttir)}
+        except Exception as exc:  # the compiler's verdict on the kernel
+            diagnostics = os.pread(2, 1 << 16, start).decode(errors="replace")[-4000:]
+            return {"error": _compile_error(exc, request["functions"], diagnostics)}
+        return {"skip": "the GPU compile check was skipped: triton ran past the stage where the check stops"}
+
+    def _trouble(self, arch: int) -> str | None:
+        """Why nothing compiles for `arch` here (a one-line kernel fails), or None."""
+        if arch not in self.probed:
+            self.probed[arch] = None
+            probe = self._compile({"functions": {"probe": _PROBE}, "kernel": "probe", "arch": arch,
+                                   "args": {"x_ptr": ["type", "*fp32"]}, "options": {}})
+            if "dots" not in probe:
+                why = probe["error"]["message"] if probe.get("error") else probe.get("skip")
+                self.probed[arch] = (f"kernels were not compiled for the GPU: triton {self.triton.__version__} could "
+                                     f"not compile a one-line kernel for sm_{arch}: {why}")
+        return self.probed[arch]
+
+    def compile(self, request: dict) -> dict:
+        trouble = self.unavailable or self._trouble(request["arch"])
+        return {"skip": trouble} if trouble else self._compile(request)
+
+
+def _serve() -> None:
+    """The helper's loop. Compiler output goes to a scratch file, so only replies reach stdout."""
+    import tempfile
+    import warnings
+
+    os.environ.pop("TRITON_INTERPRET", None)  # `import grader` set it; triton reads it when it is imported
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # see the module's docstring, point 3
+    scratch = tempfile.TemporaryDirectory(prefix="grader-gpu-compile-")
+    os.environ["TRITON_CACHE_DIR"] = scratch.name
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    log = tempfile.TemporaryFile("w+")
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    warnings.simplefilter("ignore")
+    compiler = _Compiler()
+    for line in sys.stdin:
+        try:
+            reply = compiler.compile(json.loads(line))
+        except Exception as exc:  # rebuilding the request failed: the check's trouble, not the kernel's
+            reply = {"skip": f"the GPU compile check was skipped: {type(exc).__name__}: {exc}"}
+        replies.write(json.dumps(reply) + "\n")
+    scratch.cleanup()
+
+
+if __name__ == "__main__":
+    _serve()
