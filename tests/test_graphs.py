@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from grader.course import graphs, specs
-from grader.course.chapters import sparse_graphs, tensor_cores
+from grader.course.chapters import backward, sparse_graphs, tensor_cores
 
 
 def _gen(seed: int = 0) -> torch.Generator:
@@ -55,7 +55,8 @@ FAMILIES = [
     pytest.param(lambda g: graphs.empty(0), id="empty-no-nodes"),
 ]
 # ... and the graphs the chapter-3 puzzles are actually graded on.
-GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in sparse_graphs.GRAPHS]
+GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in sparse_graphs.GRAPHS] + [
+    pytest.param(case.graph, id=f"registry:16:{case.name}") for case in backward.GRAPH_ATTENTION_BACKWARD_CASES]
 
 
 # -- the formats and the converters -------------------------------------------------------------------
