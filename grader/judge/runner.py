@@ -8,14 +8,18 @@ runs, and a forged "passed" cannot be expressed. Every event is checked; anythin
 crashed case.
 
 Protocol (worker -> parent, one JSON object per line, on the file descriptor named in argv):
-  {"event": "load", "puzzle": N}                     about to import the file for puzzle N
+  {"event": "ready"}                                  the worker started; nothing of a submission has run yet
+  {"event": "load", "puzzle": N}                     about to load the kernels (or import the file) for puzzle N
   {"event": "load_error", "puzzle": N, "message": S}  the import failed; no case events follow
   {"event": "start", "puzzle": N, "case": I}          case I begins (I counts up from the job's start)
   {"event": "execution", "puzzle": N, "case": I, "execution": {...}}   transfer.execution_to_json
   {"event": "done", "puzzle": N, "notices": [S, ...]} every case ran, or the last one ended the puzzle
   {"event": "map", "puzzle": N, "maps": {...}}        with "map" in the job: that case's access maps instead
 Puzzles come in the job's order. The job (parent -> worker, JSON on stdin) names the puzzles with the
-case to start from, the implementation or file, the seed, the mode and the time limit.
+case to start from and, for kernel-only grading, the kernels and the puzzle's code (``submission.kernel_job``);
+the implementation or file (the practice path, --own-launcher), the seed, the mode and the time limit.
+A worker that ends or hangs before "ready" is the grader's own trouble, not the submission's: ``Broken`` is
+raised, and the CLI exits without a score.
 
 Nothing here trusts the worker to end: a deadline of the time limit plus a grace period covers every
 step, the import included; the worker's exit is noticed even while a forked child holds the pipe; and
@@ -40,6 +44,7 @@ from pathlib import Path
 
 from grader import env, transfer
 from grader.course import registry
+from grader.judge import submission
 from grader.judge.submission import vet_submission
 from grader.judge.verdict import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, result_for
 from grader.paths import ROOT, shown, source_path
@@ -59,6 +64,11 @@ def _describe_exit(code: int | None) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exited with status {code}"
+
+
+class Broken(Exception):
+    """The grader itself could not grade: its worker could not start (the Python not runnable by the graded user,
+    a missing package, a crash before any submission ran). No score may be written; the message says why."""
 
 
 # -- processes left behind --------------------------------------------------------------------------
@@ -280,7 +290,7 @@ class _Worker:
 
 # -- checking events ---------------------------------------------------------------------------------------
 
-_FIELDS = {"load": {"puzzle"}, "load_error": {"puzzle", "message"}, "start": {"puzzle", "case"},
+_FIELDS = {"ready": set(), "load": {"puzzle"}, "load_error": {"puzzle", "message"}, "start": {"puzzle", "case"},
            "execution": {"puzzle", "case", "execution"}, "done": {"puzzle", "notices"}}
 
 
@@ -289,6 +299,8 @@ def _checked(event: dict, puzzle: int, expected_case: int, in_flight: bool) -> s
     kind = event.get("event")
     if kind not in _FIELDS or set(event) != _FIELDS[kind] | {"event"}:
         raise transfer.Malformed(f"an unknown event or fields: {sorted(event)[:6]}")
+    if kind == "ready":
+        return kind
     if event["puzzle"] != puzzle:
         raise transfer.Malformed(f"a {kind} event for puzzle {event['puzzle']!r} while grading puzzle {puzzle}")
     if kind in ("start", "execution") and event["case"] != expected_case:
@@ -309,8 +321,9 @@ class _Grading:
     """The state of grading some puzzles with a succession of workers: results so far, puzzles left."""
 
     def __init__(self, puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                 timeout: float, grace: float):
+                 timeout: float, grace: float, kernels: dict | None = None):
         self.impl, self.file, self.seed, self.interpret = impl, file, seed, interpret
+        self.kernels = kernels or {}  # puzzle number -> its kernel job (kernel-only grading)
         self.timeout, self.grace = timeout, grace
         self.device = "cpu" if interpret else "cuda"
         self.results: dict[int, list[CaseResult]] = {p.number: [] for p in puzzles}
@@ -318,8 +331,8 @@ class _Grading:
         self.pending = [p.number for p in puzzles]
 
     def job(self) -> dict:
-        return {"puzzles": [{"puzzle": n, "start": len(self.results[n]) if i == 0 else 0}
-                            for i, n in enumerate(self.pending)],
+        return {"puzzles": [{"puzzle": n, "start": len(self.results[n]) if i == 0 else 0,
+                             "kernels": self.kernels.get(n)} for i, n in enumerate(self.pending)],
                 "impl": self.impl, "file": self.file, "seed": self.seed, "interpret": self.interpret,
                 "timeout": self.timeout}
 
@@ -368,8 +381,14 @@ class _Grading:
         puzzle (between two cases of a puzzle), case (one is running), between (between puzzles)."""
         puzzle, index = self._next_case()
         kind = _checked(event, puzzle.number, index, phase == "case")
+        if kind == "ready":
+            if phase != "startup":
+                raise transfer.Malformed("a second ready event")
+            return "ready"
+        if phase == "startup":
+            raise transfer.Malformed(f"a {kind} event before the worker said it was ready")
         if kind == "load":
-            if phase not in ("startup", "between"):
+            if phase not in ("ready", "between"):
                 raise transfer.Malformed("a load event inside a puzzle")
             return "import"
         if kind == "load_error":
@@ -411,12 +430,17 @@ class _Grading:
                                          "level (outside any function) loop forever or wait?")
         elif phase == "case":
             self._fail_next_case("timeout", f"stopped after {limit} without an answer: does a loop never end?")
+        elif phase == "startup":
+            raise Broken(f"the grading process did not start within {limit} (it never said it was ready)")
         else:
-            where = "before its first case" if phase == "startup" else "between cases"
+            where = "before its first case" if phase == "ready" else "between cases"
             self._fail_next_case("timeout", f"stopped after {limit} without an answer, {where}")
 
     def _ended(self, phase: str, code: int | None) -> None:
         """The worker's stream ended before the puzzles did."""
+        if phase == "startup":
+            raise Broken(f"the grading process {_describe_exit(code)} before it was ready"
+                         + (" (126/127: its Python could not be run)" if code in (126, 127) else ""))
         if phase == "case":
             advice = ("A crash inside triton or torch, or your code ending the process (os._exit, a signal), can "
                       "do this." if self.interpret else "An out-of-bounds access on the GPU, or a crash inside "
@@ -432,15 +456,54 @@ class _Grading:
                                                    f"{_describe_exit(code)} before grading this puzzle"))
 
 
+def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tuple[dict | None, list, list[str]]:
+    """Kernel-only grading, in the judge: the puzzle's kernel job from the learner's file or a --file
+    (``submission.kernel_job``), or, where there is nothing to run, the results that say why (a refused or
+    unreadable file, kernels still the stub's); and notes for the report."""
+    path = source_path(puzzle, impl, file)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(submission.MAX_BYTES + 1)
+    except OSError as exc:
+        return None, [CaseResult("import", False, "error", f"cannot read {shown(path)}: {exc.strerror}")], []
+    try:
+        job, kernels = submission.kernel_job(puzzle, text, path.name)
+    except submission.Refused as exc:
+        return None, [CaseResult("import", False, "error", str(exc))], []
+    if not kernels.started:
+        return None, [result_for(puzzle.cases[0], "not_started", "not implemented yet: your kernels are the stub's")], \
+            list(kernels.notes)
+    return job, [], list(kernels.notes)
+
+
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                   timeout: float, mode: str, grace: float = GRACE,
-                   capability: tuple[int, int] | None = None) -> list[PuzzleResult]:
+                   timeout: float, mode: str, grace: float = GRACE, capability: tuple[int, int] | None = None,
+                   own_launcher: bool = False) -> list[PuzzleResult]:
     """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
-    Natively, a puzzle this GPU cannot run (``Puzzle.unsupported_on``; capability: the GPU's, found when None)
-    is graded in the interpreter instead, and its report says why."""
+
+    Kernel-only grading is the default for puzzles/ and --file: the judge reads the file's kernels without running
+    it, and the worker runs them under the puzzle's own launcher. `own_launcher` (the practice path) and the
+    reference solutions import the whole file in the worker and grade its launcher; such a result is not to be
+    trusted by a classroom (``PuzzleResult.trusted``). Natively, a puzzle this GPU cannot run
+    (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
+    its report says why. Raises ``Broken`` when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
-    refusal = vet_submission(file) if file is not None else None
+    kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
+    decided: dict[int, list[CaseResult]] = {}  # results known without a worker
+    kernels: dict[int, dict] = {}
+    if kernel_only:
+        for puzzle in puzzles:
+            job, results, notes = read_submission(puzzle, impl, file)
+            notices[puzzle.number] += notes
+            if job is None:
+                decided[puzzle.number] = results
+            else:
+                kernels[puzzle.number] = job
+    elif file is not None:
+        refusal = vet_submission(file)
+        if refusal is not None:
+            decided = {p.number: [CaseResult("import", False, "error", refusal)] for p in puzzles}
     modes = {p.number: mode for p in puzzles}
     if not interpret:
         capability = capability or env.gpu_capability()
@@ -454,18 +517,16 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
             else:
                 notices[puzzle.number] += puzzle.gpu_notes(capability)
     # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
-    gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter], impl, file,
-                         seed, in_interpreter, timeout, grace)
+    gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter
+                          and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels)
                 for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
-    if refusal is not None:
-        for grading in gradings:
-            grading.results = {number: [CaseResult("import", False, "error", refusal)] for number in grading.results}
-            grading.pending.clear()
+    runs_code = any(grading.pending for grading in gradings)
     become_subreaper()
     spare = descendants()
-    # A --file submission is untrusted: the grader's files are put back as they were, and a change voids the grade.
-    # (Not for puzzles/ or solutions/: whoever edits the grader while grading their own kernel keeps the edit.)
-    grader_files = snapshot_grader() if file is not None else None
+    # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a
+    # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
+    # kernel keeps the edit.) Kernel-only grading runs none of the file's Python, and is snapshotted all the same.
+    grader_files = snapshot_grader() if file is not None and runs_code else None
     tampered = []
     try:
         for grading in gradings:
@@ -476,6 +537,7 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
         if grader_files is not None:
             tampered = restore_grader(grader_files)
     results = {number: cases for grading in gradings for number, cases in grading.results.items()}
+    results.update(decided)
     if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
         for puzzle in puzzles:
             results[puzzle.number].append(CaseResult(
@@ -483,20 +545,28 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
                 f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
     worker_notices = {number: found for grading in gradings for number, found in grading.notices.items()}
     return [assemble(p, results[p.number], seed, modes[p.number], shown(source_path(p, impl, file)),
-                     notices[p.number] + worker_notices[p.number]) for p in puzzles]
+                     notices[p.number] + worker_notices.get(p.number, []), trusted=not own_launcher)
+            for p in puzzles]
 
 
 def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,
-             grace: float = GRACE) -> tuple[dict | None, str]:
-    """Run case `index` in a worker, as grading does (its own directory, a time limit, every process it leaves
-    killed, a --file submission's changes to the grader undone), for its access maps (grader.show.memory_map), in the
-    interpreter. The maps as the worker sent them (for the caller to check), or None and why there are none."""
+             grace: float = GRACE, own_launcher: bool = False) -> tuple[dict | None, str]:
+    """Run case `index` in a worker, as grading does (kernel-only unless `own_launcher`; its own directory, a time
+    limit, every process it leaves killed, a file's changes to the grader undone), for its access maps
+    (grader.show.memory_map), in the interpreter. The maps as the worker sent them (for the caller to check), or
+    None and why there are none."""
     file = str(Path(file).resolve()) if file is not None else None
-    refusal = vet_submission(file) if file is not None else None
-    if refusal is not None:
-        return None, f"not run: {refusal}"
-    job = {"puzzles": [{"puzzle": puzzle.number, "start": 0}], "impl": impl, "file": file, "seed": seed,
-           "interpret": True, "timeout": timeout, "map": index}
+    kernels = None
+    if not own_launcher and impl != "solutions":
+        kernels, results, _ = read_submission(puzzle, impl, file)
+        if kernels is None:
+            return None, f"not run: {results[0].message}"
+    elif file is not None:
+        refusal = vet_submission(file)
+        if refusal is not None:
+            return None, f"not run: {refusal}"
+    job = {"puzzles": [{"puzzle": puzzle.number, "start": 0, "kernels": kernels}], "impl": impl, "file": file,
+           "seed": seed, "interpret": True, "timeout": timeout, "map": index}
     become_subreaper()
     spare = descendants()
     grader_files = snapshot_grader() if file is not None else None
@@ -531,7 +601,7 @@ def _map_events(worker: _Worker, number: int, deadline: float) -> tuple[dict | N
         kind = event.get("event")
         if event.get("puzzle") != number:
             raise transfer.Malformed(f"an event for puzzle {event.get('puzzle')!r}")
-        if kind == "load":
+        if kind in ("ready", "load"):
             continue
         if kind == "load_error" and isinstance(event.get("message"), str):
             first, *rest = [line.strip() for line in event["message"].strip().splitlines()[:3]] or [""]

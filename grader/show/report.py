@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from grader import coach as coaching
 from grader.course.registry import BY_NUMBER
 from grader.judge.verdict import CaseResult, PuzzleResult
-from grader.safe_output import clean_text
+from grader.safe_output import clean_text, one_line
 
 
 def _marks():
@@ -101,7 +101,9 @@ def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool,
     puzzle = BY_NUMBER[result.puzzle]
     per_program = {b.arg: b.per for b in puzzle.budgets if getattr(b, "per", "all") != "all"}
     lines = [f"Puzzle {result.puzzle}: {puzzle.title}   ({result.source})"]
-    lines += [f"  note: {n}" for n in result.notices]
+    if not result.trusted:
+        lines.append(f"  practice: {PRACTICE}")
+    lines += [f"  note: {clean_text(one_line(n), NOTICE_LIMIT)}" for n in result.notices[:MAX_NOTICES]]
     if result.status == "not_started":
         case = result.cases[-1]
         lines.append(f"  not started: {clean_text(case.message)}")
@@ -143,6 +145,11 @@ def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool,
         see = f" ({more})" if shown > 1 and not verbose else ""
         lines.append(f"  {passed} of {total} cases pass ({result.mode}){see}. Seed {result.seed}; replay: {replay}")
     return "\n".join(lines)
+
+
+PRACTICE = ("your own launcher was graded, and its checks ran in your own process: a classroom grades your kernels "
+            "alone, under the puzzle's launcher (python -m grader N)")
+MAX_NOTICES, NOTICE_LIMIT = 8, 400  # notes shown per puzzle, and characters per note
 
 
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started",

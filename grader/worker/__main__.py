@@ -30,11 +30,16 @@ def main() -> None:
     from grader.judge import verdict
     from grader.worker import execute, loader
 
-    def load(number: int):
-        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said)."""
+    emit(event="ready")  # nothing of a submission has run yet: a worker that ends before this is the grader's trouble
+
+    def load(number: int, kernels: dict | None = None):
+        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said).
+        With `kernels`, the submission's kernels under the puzzle's own launcher (kernel-only grading)."""
         puzzle = registry.find(number)
         emit(event="load", puzzle=puzzle.number)
         try:
+            if kernels is not None:
+                return puzzle, loader.load_kernels(puzzle, kernels, mode.device)
             return puzzle, loader.load_launcher(puzzle, job["impl"], job["file"])
         except loader.LoadError as exc:
             emit(event="load_error", puzzle=puzzle.number, message=str(exc))
@@ -43,20 +48,20 @@ def main() -> None:
     if job.get("map") is not None:  # one case, for its access maps (grader.show.memory_map), not for a grade
         from grader.show import memory_map
 
-        puzzle, launcher = load(job["puzzles"][0]["puzzle"])
+        puzzle, launcher = load(job["puzzles"][0]["puzzle"], job["puzzles"][0].get("kernels"))
         if launcher is not None:
             maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
             emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
 
     for item in job["puzzles"]:
-        puzzle, launcher = load(item["puzzle"])
+        puzzle, launcher = load(item["puzzle"], item.get("kernels"))
         if launcher is None:
             continue
         for index in range(item["start"], len(puzzle.cases)):
             emit(event="start", puzzle=puzzle.number, case=index)
             execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
-                                        job["timeout"])
+                                        job["timeout"], trusted_launcher=item.get("kernels") is not None)
             emit(event="execution", puzzle=puzzle.number, case=index,
                  execution=transfer.execution_to_json(execution))
             if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):

@@ -73,7 +73,11 @@ _LIBRARY_DIRS = tuple(
 
 
 def _library_dirs() -> tuple[str, ...]:
-    dirs = list(_LIBRARY_DIRS)
+    """Folders whose frames are not the learner's: torch, the standard library, the grader, triton, and the
+    puzzle's own code where kernel-only grading put it (grader.worker.compose)."""
+    from grader.worker import compose
+
+    dirs = [*_LIBRARY_DIRS, *compose.GIVEN_FOLDERS]
     triton = sys.modules.get("triton")
     if triton is not None:
         dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
@@ -242,14 +246,30 @@ def _accesses(recorder) -> list[dict]:
     return rows
 
 
+def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
+    """Kernel-only grading: compile the case's kernels for the GPU before the interpreter runs them. The puzzle's
+    launcher runs with its kernels' launches noted, not run; each is compiled (grader.worker.gpu_compile, which
+    caches them, so the check after the run costs nothing). The compiler's report, or None. A launcher that fails
+    here fails the same way in the real run, which reports it."""
+    try:
+        with time_limit(timeout), instrument.dry_run() as launches:
+            launcher(*args, **case.blocks)
+    except (Exception, CaseTimeout):
+        return None
+    return gpu_compile.check(puzzle, launches) if launches else None
+
+
 def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
-            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None) -> transfer.Execution:
+            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None,
+            trusted_launcher: bool = False) -> transfer.Execution:
     """The worker's half of a case: build the inputs, call the launcher under the interpreter hook and a time
     limit, and collect what it returned and what its kernels did, as plain data (``transfer``). What goes wrong
     on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
     a race or a budget, read from the access record kept here, is a failing Outcome the judge reports in turn.
     The expected values are never computed here: ``judge`` does that, in the grader's own process.
-    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map)."""
+    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map).
+    With `trusted_launcher` (kernel-only grading: the launcher is the puzzle's own), the kernels are compiled for
+    the GPU before they run, and the launcher guard, which holds a learner's launcher to the lesson, is not needed."""
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
@@ -262,6 +282,13 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     def stop(reason, message="", **extra):
         return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder, puzzle),
                                   seconds=time.perf_counter() - started)
+
+    if trusted_launcher and device == "cpu":
+        problem = _compiled_first(puzzle, launcher, args, case, timeout)
+        if problem:
+            return transfer.Execution(early=transfer.Outcome("gpu_compile", problem),
+                                      seconds=time.perf_counter() - started)
+    guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
         if keep is not None and recorder is not None:
@@ -279,7 +306,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout), np.errstate(all="ignore"), launcher_guard.guard(puzzle, case, device):
+            with time_limit(timeout), np.errstate(all="ignore"), guard:
                 out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
@@ -309,7 +336,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         problem = gpu_compile.check(puzzle, recorder.launches)
         if problem:
             return stop("gpu_compile", problem)
-        problem = launcher_guard.check_launches(puzzle, case, recorder.launches)
+        problem = None if trusted_launcher else launcher_guard.check_launches(puzzle, case, recorder.launches)
         if problem:
             return stop("launcher", problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
