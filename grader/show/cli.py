@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import sys
+from pathlib import Path
 
 from grader import env
-from grader.paths import IMPLS
+from grader.paths import IMPLS, shown
 from grader.safe_output import clean_text, one_line
 
 EXAMPLES = """\
@@ -122,12 +124,17 @@ def main(argv: list[str] | None = None) -> int:
 
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
                                   mode.interpret, args.own_launcher)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name,
                                         own_launcher=args.own_launcher)
     except runner.Broken as exc:  # the grader could not grade: no score, and no result file
         print(f"error: the grader could not grade: {exc}", file=sys.stderr)
         return 3
+    except runner.Interrupted as stop:  # every worker has ended; nothing is scored
+        return _interrupted(stop, args, mode, seed)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not args.file:
         progress.record(results, args.impl)
     texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
@@ -147,6 +154,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r.status == "passed" for r in results) else 1
 
 
+def _terminate(signum, frame):
+    """SIGTERM ends grading as Ctrl-C does: the runner stops every worker, and the CLI says so."""
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _interrupted(stop, args, mode, seed) -> int:
+    """Grading was stopped by a signal: say so (in JSON with --json, with the puzzles graded before it), write no
+    Gradescope file, and exit with 128 + the signal's number."""
+    print(f"interrupted: grading was stopped by {stop.signal}; nothing was scored", file=sys.stderr)
+    if args.json:
+        from grader import safe_output
+
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
+                                 "versions": env.versions(), "seed": seed, "interrupted": stop.signal,
+                                 "results": [r.to_json() for r in stop.results]}, indent=1))
+    sys.stdout.flush()
+    return 128 + (signal.SIGTERM if stop.signal == "SIGTERM" else signal.SIGINT)
+
+
 def _rerun_and_replay(number: int, args, seed: int) -> tuple[str, str]:
     """The commands that grade this puzzle again: with fresh cases, and with the same seed."""
     replay = _replay(number, args, seed)
@@ -158,7 +184,7 @@ def _replay(number: int, args, seed: int) -> str:
     if args.impl != "puzzles":
         parts.append(f"--impl {args.impl}")
     if args.file:
-        parts.append(f"--file {one_line(args.file)}")
+        parts.append(f"--file {shown(Path(args.file))}")
     if args.own_launcher:
         parts.append("--own-launcher")
     if args.interpret:

@@ -46,7 +46,8 @@ class CaseTimeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None):
-    """Raise CaseTimeout in this thread after `seconds` (main thread on Unix; else no limit)."""
+    """Raise CaseTimeout in this thread after `seconds` of this process's CPU time (main thread on Unix; else no
+    limit). CPU time, not wall time: another job on the machine slows a correct kernel down, never its count."""
     usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
@@ -55,13 +56,13 @@ def time_limit(seconds: float | None):
     def on_alarm(signum, frame):
         raise CaseTimeout(_learner_line(frame))
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 # -- explaining a learner's exception -------------------------------------------------------------
@@ -314,7 +315,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             return stop("launcher", str(exc))
         except CaseTimeout as stop_at:
             where = f"\n  it was running {stop_at.args[0]}" if stop_at.args and stop_at.args[0] else ""
-            return stop("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}",
+            return stop("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
                         accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
         except NotImplementedError as exc:
             said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
