@@ -241,8 +241,7 @@ class _Worker:
             pass  # it died at once; the end of its stream says so
         os.set_blocking(read_fd, False)
         self.fd = read_fd
-        self.buffer = bytearray()
-        self.scanned = 0  # bytes of the buffer known to hold no newline: each byte is searched once
+        self.lines = LineBuffer()
         self.eof = False
         self.closed = False
         self.selector = selectors.DefaultSelector()
@@ -254,21 +253,9 @@ class _Worker:
         except BlockingIOError:
             return
         if chunk:
-            self.buffer += chunk
+            self.lines.feed(chunk)
         else:
             self.eof = True
-
-    def _line(self) -> bytes | None:
-        newline = self.buffer.find(b"\n", self.scanned)
-        if newline < 0:
-            self.scanned = len(self.buffer)
-            if len(self.buffer) > MAX_EVENT_BYTES:
-                raise transfer.Malformed("an event longer than the grader accepts")
-            return None
-        line = bytes(self.buffer[:newline])
-        del self.buffer[:newline + 1]
-        self.scanned = 0
-        return line
 
     def cpu_seconds(self) -> float | None:
         """CPU seconds the worker's processes have used (the worker may run under a prefix, scripts/
@@ -290,7 +277,7 @@ class _Worker:
         """The next event; None at the end of the stream (or when the worker has exited); "timeout" when the
         limit passes first. Raises transfer.Malformed for a line that is not a JSON object."""
         while True:
-            line = self._line()
+            line = self.lines.pop()
             if line is not None:
                 try:
                     event = json.loads(line)
@@ -312,15 +299,15 @@ class _Worker:
                 self._read()
 
     def _line_ready(self) -> bool:
-        return self.buffer.find(b"\n", self.scanned) >= 0
+        return self.lines.ready()
 
     def _drain(self) -> None:
         """Read what the exited worker left in the pipe, after stopping any process that still holds it."""
         kill_descendants(self.spare)
         while not self.eof and self.selector.select(0):
-            before = len(self.buffer)
+            before = len(self.lines.buffer)
             self._read()
-            if len(self.buffer) == before and not self.eof:
+            if len(self.lines.buffer) == before and not self.eof:
                 break
 
     def close(self, kill: bool = False) -> int | None:
@@ -347,6 +334,34 @@ class _Worker:
             sys.stderr.flush()
         shutil.rmtree(self.workdir, ignore_errors=True)
         return code
+
+
+class LineBuffer:
+    """Bytes from the event pipe, taken out a line at a time. Each byte is searched for a newline once (`scanned`
+    remembers how far the search went), so a long line arriving in pieces costs one pass, not one per piece."""
+
+    def __init__(self):
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes at the start of the buffer known to hold no newline
+
+    def feed(self, chunk: bytes) -> None:
+        self.buffer += chunk
+
+    def ready(self) -> bool:
+        return self.buffer.find(b"\n", self.scanned) >= 0
+
+    def pop(self) -> bytes | None:
+        """The next whole line (without its newline), or None; transfer.Malformed past MAX_EVENT_BYTES."""
+        newline = self.buffer.find(b"\n", self.scanned)
+        if newline < 0:
+            self.scanned = len(self.buffer)
+            if len(self.buffer) > MAX_EVENT_BYTES:
+                raise transfer.Malformed("an event longer than the grader accepts")
+            return None
+        line = bytes(self.buffer[:newline])
+        del self.buffer[:newline + 1]
+        self.scanned = 0
+        return line
 
 
 def quoted_output(printed: str) -> str:

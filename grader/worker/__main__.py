@@ -30,6 +30,8 @@ def main() -> None:
     from grader.judge import verdict
     from grader.worker import execute, loader
 
+    execute.INTERACTIVE = False  # no terminal reaches this process: a KeyboardInterrupt is the graded code's
+
     emit(event="ready")  # nothing of a submission has run yet: a worker that ends before this is the grader's trouble
 
     def load(number: int, kernels: dict | None = None):
@@ -62,12 +64,24 @@ def main() -> None:
             emit(event="start", puzzle=puzzle.number, case=index)
             execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
                                         job["timeout"], trusted_launcher=item.get("kernels") is not None)
-            emit(event="execution", puzzle=puzzle.number, case=index,
-                 execution=transfer.execution_to_json(execution))
+            try:
+                sent = transfer.execution_to_json(execution)
+            except Exception as exc:  # a returned value the grader cannot read (a meta-device tensor, say)
+                execution = transfer.Execution(early=transfer.Outcome(
+                    "bad_output", f"the launcher returned something the grader cannot read back: "
+                                  f"{execute.explain_exception(exc)}"))
+                sent = transfer.execution_to_json(execution)
+            emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
             if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException as exc:  # never the worker's own traceback on the learner's terminal: one line, and the
+        # judge reports the case (its stream ended early)
+        if not isinstance(exc, SystemExit):
+            print(f"grader worker: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        os._exit(70)

@@ -37,6 +37,11 @@ from grader.worker import gpu_compile, instrument, launcher_guard
 POISON_BITS = 0x7FC0DEAD
 
 
+# False in the CLI's worker, which no terminal reaches (its own session): a KeyboardInterrupt there is raised by the
+# graded code, and reported as its error; in a notebook, Ctrl-C stops grading.
+INTERACTIVE = True
+
+
 class CaseTimeout(BaseException):
     """Raised by the alarm; a BaseException so that no `except Exception` swallows it.
     Its argument is where the learner's code was when time ran out."""
@@ -320,8 +325,10 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         except NotImplementedError as exc:
             said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
             return stop("not_started", "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
-        except KeyboardInterrupt:
-            raise  # Ctrl-C stops grading in a notebook; the CLI's worker (own session) never gets the terminal's
+        except KeyboardInterrupt as exc:
+            if INTERACTIVE:
+                raise  # Ctrl-C stops grading in a notebook
+            return stop("error", explain_exception(exc))  # the worker has no terminal: the graded code raised it
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
             if recorder is not None and recorder.over_budget is not None:
                 return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
