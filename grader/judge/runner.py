@@ -592,8 +592,7 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
     except submission.Refused as exc:
         return None, [CaseResult("import", False, "error", str(exc))], []
     if not kernels.started:
-        return None, [result_for(puzzle.cases[0], "not_started", "not implemented yet: your kernels are the stub's")], \
-            list(kernels.notes)
+        return None, [result_for(puzzle.cases[0], "not_started", submission.NOT_STARTED)], list(kernels.notes)
     return job, [], list(kernels.notes)
 
 
@@ -646,8 +645,8 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     spare = descendants()
     # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a
     # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
-    # kernel keeps the edit.) Kernel-only grading runs none of the file's Python, and is snapshotted all the same.
-    grader_files = snapshot_grader() if file is not None and runs_code else None
+    # kernel keeps the edit; nor for kernel-only grading, which runs none of the file's Python.)
+    grader_files = snapshot_grader() if file is not None and own_launcher and runs_code else None
     tampered, stopped_by = [], None
     try:
         for grading in gradings:
