@@ -695,7 +695,7 @@ def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, s
            "seed": seed, "interpret": True, "timeout": timeout, "map": index}
     become_subreaper()
     spare = descendants()
-    grader_files = snapshot_grader() if file is not None else None
+    grader_files = snapshot_grader() if file is not None and own_launcher else None
     sent, why, tampered = None, "", []
     worker = _Worker(job, spare)
     try:
