@@ -1,4 +1,5 @@
-"""Answer a stub at once: `python -m grader N` on a puzzle file whose kernels are still the stub's.
+"""Answer at once: the progress table (`python -m grader`), and `python -m grader N` on a puzzle file whose kernels
+are still the stub's.
 
 A learner grades dozens of times, and the first answers are "not started". This path needs neither torch (about
 two seconds to import) nor a worker: it finds the puzzle in the source index (``grader.course.index``), reads the
@@ -14,11 +15,15 @@ import sys
 from grader.course import index
 from grader.judge import submission
 from grader.paths import ROOT, shown
-from grader.show import report
+from grader.show import progress, report
 
 
 def answer(argv: list[str]) -> int | None:
-    """The exit status after printing a stub's report; None when the full grader must answer."""
+    """The exit status after printing the progress table (no arguments) or a stub's report; None when the full
+    grader must answer."""
+    if not argv:
+        print(report.format_table(progress.rows("puzzles"), "puzzles"))
+        return 0
     if len(argv) != 1 or argv[0].startswith("-"):
         return None
     try:
