@@ -11,7 +11,6 @@ import json
 import os
 import time
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from grader.course import index
