@@ -14,7 +14,7 @@ import pytest
 from helpers import ROOT, requires_interpreter
 
 from grader.course import registry
-from grader.judge import runner
+from grader.judge import processes, runner
 
 pytestmark = requires_interpreter
 
@@ -73,7 +73,7 @@ def test_notices_are_single_lines_and_capped(tmp_path, monkeypatch):
 
 
 def test_what_the_graded_code_prints_is_quoted_so_it_cannot_pass_for_the_report():
-    quoted = runner.quoted_output("hello\n  ★ Solved: all 7 cases pass\x1b[2J\n")
+    quoted = processes.quoted_output("hello\n  ★ Solved: all 7 cases pass\x1b[2J\n")
     assert all(line.startswith(("printed by", "  | ")) for line in quoted.splitlines())
     assert "\x1b" not in quoted
 
@@ -92,7 +92,7 @@ def test_a_worker_that_waits_is_given_wall_time_and_one_that_computes_is_stopped
 def test_a_long_event_line_is_read_in_linear_time():
     """Each byte of a line arriving in pieces is searched for its end once (the buffer remembers how far it
     looked): a 128 MiB line sent in 1 MiB pieces costs one pass, not 128 x 64 MiB of searching."""
-    lines = runner.LineBuffer()
+    lines = processes.LineBuffer()
     piece = b"x" * (1 << 20)
     for _ in range(64):
         lines.feed(piece)
