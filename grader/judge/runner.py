@@ -82,8 +82,9 @@ class _Grading:
     """The state of grading some puzzles with a succession of workers: results so far, puzzles left."""
 
     def __init__(self, puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                 timeout: float, grace: float, kernels: dict | None = None):
+                 timeout: float, grace: float, kernels: dict | None = None, progress=None):
         self.impl, self.file, self.seed, self.interpret = impl, file, seed, interpret
+        self.progress = progress  # called with (puzzle, case index, CaseResult) as each case is judged
         self.kernels = kernels or {}  # puzzle number -> its kernel job (kernel-only grading)
         self.timeout, self.grace = timeout, grace
         self.device = "cpu" if interpret else "cuda"
@@ -171,6 +172,8 @@ class _Grading:
         if kind == "execution":
             execution = transfer.execution_from_json(event["execution"])
             self.results[puzzle.number].append(self._judge(puzzle, index, execution))
+            if self.progress is not None:
+                self.progress(puzzle, index, self.results[puzzle.number][-1])
             return "puzzle"
         # done: every case has a result, or the last one ended the puzzle
         results = self.results[puzzle.number]
@@ -242,7 +245,7 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
 
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                    timeout: float, mode: str, grace: float = GRACE, capability: tuple[int, int] | None = None,
-                   own_launcher: bool = False) -> list[PuzzleResult]:
+                   own_launcher: bool = False, progress=None) -> list[PuzzleResult]:
     """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
 
     Kernel-only grading is the default for puzzles/ and --file: the judge reads the file's kernels without running
@@ -250,7 +253,8 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     reference solutions import the whole file in the worker and grade its launcher; such a result is not to be
     trusted by a classroom (``PuzzleResult.trusted``). Natively, a puzzle this GPU cannot run
     (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
-    its report says why. Raises ``Broken`` when a worker cannot start."""
+    its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
+    judged. Raises ``Broken`` when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
@@ -282,7 +286,8 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
                 notices[puzzle.number] += puzzle.gpu_notes(capability)
     # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
     gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter
-                          and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels)
+                          and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels,
+                         progress)
                 for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
     runs_code = any(grading.pending for grading in gradings)
     processes.become_subreaper()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import signal
@@ -143,8 +144,9 @@ def _grade(parser, args) -> int:
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
                                   mode.interpret, args.own_launcher)
     try:
-        results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name,
-                                        own_launcher=args.own_launcher)
+        with _case_progress(not (args.json or args.gradescope)) as progress:
+            results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout,
+                                            mode.name, own_launcher=args.own_launcher, progress=progress)
     except runner.Broken as exc:  # the grader could not grade: no score, and no result file
         print(f"error: the grader could not grade: {exc}", file=sys.stderr)
         return 3
@@ -167,6 +169,31 @@ def _grade(parser, args) -> int:
             print(report.format_summary(results))
     sys.stdout.flush()
     return 0 if all(r.status == "passed" for r in results) else 1
+
+
+@contextlib.contextmanager
+def _case_progress(wanted: bool):
+    """On a terminal, a line on stderr that shows each case as it is judged ("puzzle 4 (3 of 13): ✓ ragged"),
+    rewritten in place and cleared when grading ends; nothing with --json, --gradescope, or output to a pipe."""
+    if not (wanted and sys.stderr.isatty()):
+        yield None
+        return
+    shown = [0]
+
+    def show(puzzle, index, case):
+        mark = ("✓" if case.passed else "✗") if "utf" in (sys.stderr.encoding or "").lower() else \
+            ("ok" if case.passed else "XX")
+        line = f"puzzle {puzzle.number} ({index + 1} of {len(puzzle.cases)}): {mark} {one_line(case.name)[:40]}"
+        sys.stderr.write("\r" + line.ljust(shown[0]))
+        sys.stderr.flush()
+        shown[0] = len(line)
+
+    try:
+        yield show
+    finally:
+        if shown[0]:
+            sys.stderr.write("\r" + " " * shown[0] + "\r")
+            sys.stderr.flush()
 
 
 def _may_have_a_gpu() -> bool:
