@@ -11,7 +11,7 @@ Protocol (worker -> parent, one JSON object per line, on the file descriptor nam
   {"event": "ready"}                                  the worker started; nothing of a submission has run yet
   {"event": "load", "puzzle": N}                     about to load the kernels (or import the file) for puzzle N
   {"event": "load_error", "puzzle": N, "message": S}  the import failed; no case events follow
-  {"event": "start", "puzzle": N, "case": I}          case I begins (I counts up from the job's start)
+  {"event": "start", "puzzle": N, "case": I}          case I begins (the job's cases of the puzzle, in order)
   {"event": "execution", "puzzle": N, "case": I, "execution": {...}}   transfer.execution_to_json
   {"event": "done", "puzzle": N, "notices": [S, ...]} every case ran, or the last one ended the puzzle
   {"event": "map", "puzzle": N, "maps": {...}}        with "map" in the job: that case's access maps instead
@@ -27,10 +27,13 @@ costs one case, and a fresh worker carries on with the next.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
 from grader import env, transfer
 from grader.course import registry
+from grader.course.cases import spec_args
 from grader.judge import processes, submission
 from grader.judge.processes import GRACE, WALL_FACTOR, Broken, Limit
 from grader.judge.submission import vet_submission
@@ -82,8 +85,12 @@ class _Grading:
     """The state of grading some puzzles with a succession of workers: results so far, puzzles left."""
 
     def __init__(self, puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                 timeout: float, grace: float, kernels: dict | None = None, progress=None):
+                 timeout: float, grace: float, kernels: dict | None = None, progress=None,
+                 only: dict[int, list[int]] | None = None):
         self.impl, self.file, self.seed, self.interpret = impl, file, seed, interpret
+        # The cases to run, by index, per puzzle: every case, or `only` those (the interpreter's checks of a native
+        # grading run on the small cases).
+        self.order = {p.number: (only or {}).get(p.number, list(range(len(p.cases)))) for p in puzzles}
         self.progress = progress  # called with (puzzle, case index, CaseResult) as each case is judged
         self.kernels = kernels or {}  # puzzle number -> its kernel job (kernel-only grading)
         self.timeout, self.grace = timeout, grace
@@ -93,21 +100,24 @@ class _Grading:
         self.pending = [p.number for p in puzzles]
 
     def job(self) -> dict:
-        return {"puzzles": [{"puzzle": n, "start": len(self.results[n]) if i == 0 else 0,
-                             "kernels": self.kernels.get(n)} for i, n in enumerate(self.pending)],
+        return {"puzzles": [{"puzzle": n, "cases": self.order[n][len(self.results[n]):],
+                             "kernels": self.kernels.get(n)} for n in self.pending],
                 "impl": self.impl, "file": self.file, "seed": self.seed, "interpret": self.interpret,
                 "timeout": self.timeout}
 
     def _next_case(self) -> tuple[registry.Puzzle, int]:
+        """The puzzle being graded and the index of its next case (one past the last when all are done)."""
         number = self.pending[0]
-        return registry.find(number), len(self.results[number])
+        done, order = len(self.results[number]), self.order[number]
+        puzzle = registry.find(number)
+        return puzzle, order[done] if done < len(order) else len(puzzle.cases)
 
     def _fail_next_case(self, reason: str, message: str) -> None:
         """Charge the case that was running (or next) with a failure, and move past it."""
         puzzle, index = self._next_case()
         if index < len(puzzle.cases):
             self.results[puzzle.number].append(result_for(puzzle.cases[index], reason, message))
-        if index + 1 >= len(puzzle.cases) or reason == "timeout":
+        if len(self.results[puzzle.number]) >= len(self.order[puzzle.number]) or reason == "timeout":
             self.pending.pop(0)
 
     def _fail_import(self, reason: str, message: str) -> None:
@@ -120,7 +130,10 @@ class _Grading:
         killed = False
         try:
             while self.pending:
-                limit = Limit(self.timeout + self.grace, WALL_FACTOR * self.timeout + self.grace, worker)
+                # Interpreted kernels count CPU time, with a wall-clock backstop; native ones run on the GPU while the
+                # worker waits, so wall time is theirs.
+                wall = (WALL_FACTOR if self.interpret else 1) * self.timeout + self.grace
+                limit = Limit(self.timeout + self.grace, wall, worker)
                 event = worker.next_event(limit)
                 if event == "timeout":
                     killed = True
@@ -176,9 +189,9 @@ class _Grading:
                 self.progress(puzzle, index, self.results[puzzle.number][-1])
             return "puzzle"
         # done: every case has a result, or the last one ended the puzzle
-        results = self.results[puzzle.number]
-        if len(results) < len(puzzle.cases) and not (results and ends_puzzle(results[-1].reason, len(results) - 1)):
-            raise transfer.Malformed(f"a done event after {len(results)} of {len(puzzle.cases)} cases")
+        results, order = self.results[puzzle.number], self.order[puzzle.number]
+        if len(results) < len(order) and not (results and ends_puzzle(results[-1].reason, order[len(results) - 1])):
+            raise transfer.Malformed(f"a done event after {len(results)} of {len(order)} cases")
         self.notices[puzzle.number] = [clean_text(one_line(n), NOTICE_CHARS) for n in event["notices"][:MAX_NOTICES]]
         self.pending.pop(0)
         return "between"
@@ -218,10 +231,69 @@ class _Grading:
         elif phase == "import":
             what = shown(source_path(registry.find(self.pending[0]), self.impl, self.file))
             self._fail_import("error", f"the grading process {processes._describe_exit(code)} while importing {what}")
+        elif phase == "puzzle" and code == 0:
+            pass  # it ended after a case that lost the GPU (worker/execute.CONTEXT_LOST): a fresh one goes on
         else:  # died between cases, or before the first: report it once
             number = self.pending.pop(0)
             self.results[number].append(CaseResult("startup", False, "error", f"the grading process "
                                                    f"{processes._describe_exit(code)} before grading this puzzle"))
+
+
+SMALL_CASE = 1 << 18  # input elements: a case the interpreter runs in about a second
+
+
+def _small_cases(puzzle: registry.Puzzle) -> list[int]:
+    """The indices of a puzzle's cases whose inputs are small (sizes the case's dims give; a graph's count as
+    small): the interpreter's checks of a native grading run these, so they cost seconds."""
+    small = []
+    for index, case in enumerate(puzzle.cases):
+        total = 0
+        for arg in spec_args(puzzle.spec):
+            try:
+                total += math.prod(arg.shape(case.dims)) if arg.dtype is not None else 0
+            except (KeyError, NameError, TypeError, ValueError):
+                continue  # a size the graph sets
+        if total <= SMALL_CASE:
+            small.append(index)
+    return small
+
+
+def _interpreter_checks(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, timeout: float,
+                        grace: float, kernels: dict, spare: set[int]) -> dict[int, dict[int, CaseResult]]:
+    """Natively, the same kernels on the puzzles' small cases in the interpreter, with its record: bounds,
+    undefined lanes, coverage, budgets and races (issue: a GPU verdict checks what the interpreter checks).
+    {puzzle: {case index: result}}."""
+    only = {p.number: _small_cases(p) for p in puzzles}
+    checks = _Grading([p for p in puzzles if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
+                      only=only)
+    while checks.pending:
+        checks.run_worker(spare)
+    return {number: dict(zip(only[number], found)) for number, found in checks.results.items()}
+
+
+INTERPRETER_FOUND = "the GPU computed the right values, but the interpreter's checks of the same kernels found: "
+
+
+def _combined(native: list[CaseResult], checked: dict[int, CaseResult]) -> list[CaseResult]:
+    """A case passes natively only if the interpreter's checks pass it too; where the two disagree, the result
+    says which one failed and why. Where both pass, the interpreter's record gives the report its traffic."""
+    combined = []
+    for index, case in enumerate(native):
+        other = checked.get(index)
+        if other is None or other.reason == "skipped":
+            combined.append(case)
+        elif case.passed and not other.passed:
+            combined.append(dataclasses.replace(other, message=INTERPRETER_FOUND + other.message))
+        elif case.passed:
+            combined.append(dataclasses.replace(case, accesses=other.accesses, programs=other.programs,
+                                                coach=other.coach))
+        elif other.passed and case.reason not in ("timeout",):
+            combined.append(dataclasses.replace(case, message=f"on the GPU: {case.message}\n  (the interpreter "
+                                                "passes this case: the GPU compiler or the GPU itself differs; see "
+                                                "the message above)"))
+        else:
+            combined.append(case)
+    return combined
 
 
 def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tuple[dict | None, list, list[str]]:
@@ -296,11 +368,14 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
     # kernel keeps the edit; nor for kernel-only grading, which runs none of the file's Python.)
     grader_files = processes.snapshot_grader() if file is not None and own_launcher and runs_code else None
-    tampered, stopped_by = [], None
+    tampered, stopped_by, checked = [], None, {}
     try:
         for grading in gradings:
             while grading.pending:
                 grading.run_worker(spare)
+        if not interpret:  # a native "Solved" must also be an interpreter "Solved"
+            checked = _interpreter_checks([p for p in puzzles if modes[p.number] == "native" and
+                                           p.number not in decided], impl, file, seed, timeout, grace, kernels, spare)
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
         stopped_by = exc.args[0] if exc.args else "SIGINT"
     finally:
@@ -309,6 +384,9 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
             tampered = processes.restore_grader(grader_files)
     results = {number: cases for grading in gradings for number, cases in grading.results.items()
                if number not in grading.pending}
+    for number, found in checked.items():
+        if number in results:
+            results[number] = _combined(results[number], found)
     results.update(decided)
     if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
         for puzzle in puzzles:

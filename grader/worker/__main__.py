@@ -69,7 +69,7 @@ def main() -> None:
         puzzle, launcher = load(item["puzzle"], item.get("kernels"))
         if launcher is None:
             continue
-        for index in range(item["start"], len(puzzle.cases)):
+        for index in item["cases"]:
             emit(event="start", puzzle=puzzle.number, case=index)
             execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
                                         job["timeout"], trusted_launcher=item.get("kernels") is not None)
@@ -81,6 +81,8 @@ def main() -> None:
                                   f"{execute.explain_exception(exc)}"))
                 sent = transfer.execution_to_json(execution)
             emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
+            if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
+                return
             if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
