@@ -185,6 +185,7 @@ class _Started:
         environment["GRADER_RESULTS"] = os.path.join(self.workdir, "results.json")  # never the learner's cache
         environment["PYTHONDONTWRITEBYTECODE"] = "1"  # the grader's __pycache__ is the parent's alone
         environment["GRADER_WORKER_INTERPRET"] = "1" if interpret else "0"
+        environment.pop("TRITON_INTERPRET", None)  # the worker sets it from its mode (grader.env.choose_mode)
         # What the learner's code prints is kept, and shown cleaned when the worker ends (raw, it could carry
         # terminal escapes that hide or fake the report).
         self.printed = open(os.path.join(self.workdir, ".printed"), "w+b")  # closed in Worker.close()
