@@ -261,14 +261,26 @@ def _small_cases(puzzle: registry.Puzzle) -> list[int]:
 def _interpreter_checks(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, timeout: float,
                         grace: float, kernels: dict, spare: set[int]) -> dict[int, dict[int, CaseResult]]:
     """Natively, the same kernels on the puzzles' small cases in the interpreter, with its record: bounds,
-    undefined lanes, coverage, budgets and races (issue: a GPU verdict checks what the interpreter checks).
-    {puzzle: {case index: result}}."""
+    undefined lanes, coverage, budgets and races (a GPU verdict checks what the interpreter checks).
+    {puzzle: {case index: result}}; {} where this machine's interpreter cannot run (``interpreter_problem``)."""
+    if puzzles and interpreter_problem():
+        return {}
     only = {p.number: _small_cases(p) for p in puzzles}
     checks = _Grading([p for p in puzzles if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
                       only=only)
     while checks.pending:
         checks.run_worker(spare)
     return {number: dict(zip(only[number], found)) for number, found in checks.results.items()}
+
+
+def interpreter_problem() -> str | None:
+    """Why the interpreter's checks cannot run beside a native grading here (triton 3.6's interpreter with numpy
+    2.4 or newer), as the note that says so; None when they can."""
+    problems = env.version_problems(env.Mode(True, ""))
+    if not problems:
+        return None
+    return ("the interpreter's checks (bounds, undefined lanes, coverage, budgets, races) were not run beside this "
+            f"native grading, so only values were graded: {problems[0]}")
 
 
 INTERPRETER_FOUND = "the GPU computed the right values, but the interpreter's checks of the same kernels found: "
@@ -287,6 +299,8 @@ def _combined(native: list[CaseResult], checked: dict[int, CaseResult]) -> list[
         elif case.passed:
             combined.append(dataclasses.replace(case, accesses=other.accesses, programs=other.programs,
                                                 coach=other.coach))
+        elif case.reason == other.reason == "out_of_bounds":  # the interpreter names the tensor, lanes and line
+            combined.append(dataclasses.replace(other, message=f"{other.message}\n  (on the GPU: {case.message})"))
         elif other.passed and case.reason not in ("timeout",):
             combined.append(dataclasses.replace(case, message=f"on the GPU: {case.message}\n  (the interpreter "
                                                 "passes this case: the GPU compiler or the GPU itself differs; see "
@@ -374,6 +388,10 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
             while grading.pending:
                 grading.run_worker(spare)
         if not interpret:  # a native "Solved" must also be an interpreter "Solved"
+            skipped = interpreter_problem()
+            for puzzle in puzzles:
+                if skipped and modes[puzzle.number] == "native":
+                    notices[puzzle.number].append(skipped)
             checked = _interpreter_checks([p for p in puzzles if modes[p.number] == "native" and
                                            p.number not in decided], impl, file, seed, timeout, grace, kernels, spare)
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
