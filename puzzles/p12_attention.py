@@ -92,6 +92,6 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, BQ: int | None 
         BQ = 128 if d >= 128 and n >= 16384 else 64
     # 16 query rows per warp: BQ=128 with 8 warps took 282 µs at N=16384, D=128 on an H200 (BQ=64, 4 warps: 314);
     # 3 stages: 2 were slower everywhere, 4 do not fit in shared memory at D=128 (docs/performance-notes.md)
-    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, D=d, BQ=BQ, BK=BK, num_warps=BQ // 16,
-                                            num_stages=3)
+    settings = dict(D=d, BQ=BQ, BK=BK, num_warps=BQ // 16, num_stages=3)
+    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, **settings)
     return o

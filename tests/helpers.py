@@ -44,6 +44,7 @@ def lesson_text(puzzle) -> str:
 BEYOND_ALWAYS = {
     11: ("if None in (BM, BN, BK) or triton.cdiv(m, BM) * triton.cdiv(n, BN) > _multiprocessors(a.device):",
          "if m * n > 0:"),
+    12: ("if t > BK:", "if t > 0:"),
     13: ("if tcb_col.shape[0] >= 2 * windows > 0:", "if windows > 0:"),
 }
 

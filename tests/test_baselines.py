@@ -331,9 +331,9 @@ def _meta(*shape, dtype=torch.float32):
     (11, (_meta(4096, 4096, dtype=torch.float16), _meta(4096, 4096, dtype=torch.float16)),
      "matmul_persistent_kernel[4](BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3)"),
     (12, (*[_meta(16384, 128, dtype=torch.float16)] * 3,),
-     "attention_kernel[128](D=128, BQ=128, BK=128, num_warps=8, num_stages=3)"),
+     "attention_split_kernel[128](D=128, BQ=128, BK=128, num_warps=8, num_stages=3)"),
     (12, (*[_meta(8192, 128, dtype=torch.float16)] * 3,),
-     "attention_kernel[128](D=128, BQ=64, BK=128, num_warps=4, num_stages=3)"),
+     "attention_split_kernel[128](D=128, BQ=64, BK=128, num_warps=4, num_stages=3)"),
 ], ids=["4 at 4096x32768", "5 at 32768x4096", "3 at 4096x32768", "11 at 4096^3", "12 at 16384, D=128",
         "12 at 8192, D=128"])
 def test_the_solutions_defaults_are_the_tuned_settings(number, args, expected):

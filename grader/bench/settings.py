@@ -66,8 +66,8 @@ class Bench:
 LONG_SOFTMAX_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
 # The launchers' B1 = min(16384, T) came from 2048-16384 (2026-11-30); 32768 (32 warps) and the pipeline depth of
 # the loops (triton's default: 3 stages) were not timed before.
-LONG_SOFTMAX_SWEEP = (dict(B1=4096), dict(B1=8192), dict(B1=16384), dict(B1=32768),
-                      dict(B1=16384, num_stages=1), dict(B1=16384, num_stages=2), dict(B1=16384, num_stages=4))
+LONG_SOFTMAX_SWEEP = (dict(B1=16384), dict(B1=32768), dict(B1=16384, num_stages=1), dict(B1=16384, num_stages=2),
+                      dict(B1=16384, num_stages=4))
 LONG_SOFTMAX_LIBRARY = {"torch.softmax": lambda x: torch.softmax(x, dim=1)}
 
 
@@ -178,7 +178,7 @@ def _sdpa_heads(q, k, v):
 
 ATTENTION_BENCH = Bench(
     sizes=tuple(dict(N=n, T=n, D=d) for d in (64, 128) for n in (4096, 8192, 16384)),  # the sizes issue 11 names
-    sweep=(dict(BQ=64, BK=128), dict(BQ=128, BK=128), dict(BQ=64, BK=64), dict(BQ=128, BK=64)),
+    sweep=(dict(BQ=64, BK=128), dict(BQ=128, BK=128)),  # BK=64 lost at every size (2026-11-29 and -30)
     library={"scaled_dot_product_attention": _sdpa_heads},
     flops=lambda d: 4 * d["N"] * d["T"] * d["D"],  # two products of N x T x D multiply-adds
     close=HALF_CLOSE,
@@ -218,9 +218,8 @@ def _sparse_bench_sizes(n: int) -> tuple[Case, ...]:
 
 SPARSE_ATTENTION_BENCH = Bench(
     sizes=(*_sparse_bench_sizes(16384), *_sparse_bench_sizes(65536)),
-    # The launcher has no block sizes (16 x 16 tiles are the format); its two-TCB kernel's 5 stages at D=64
-    # against 3 and 4 (in 2026-11-30's measurements, 3 or 4 left the random graph at N=16384 0.88x the CSR kernel)
-    sweep=(dict(num_stages=3), dict(num_stages=4)),
+    # no sweep: the launcher has no block sizes (16 x 16 tiles are the format), and its stages were swept on
+    # 2026-11-30 (docs/performance-notes.md)
     close=HALF_CLOSE, size_note=_bsb_note,
     # Kernels of 10-30 µs, as fast as the host launches them: a launch's median can be the host's launch time
     # (banded, N=16384: ours 11.8 then 32.4 µs, the CSR kernel 20.7 then 25.9, in two runs on 2026-11-30)
@@ -243,19 +242,17 @@ SPARSE_ATTENTION_BENCH = Bench(
 # PyTorch peer beside them, and each compile costs the GPU run tens of seconds per size.
 
 BENCHES: dict[str, Bench] = {
-    "add": Bench(sizes=(dict(N0=1 << 26),), sweep=(dict(B0=1024), dict(B0=4096))),
-    "outer_add": Bench(sizes=(dict(N0=16384, N1=16384),),
-                       sweep=(dict(B0=64, B1=64), dict(B0=128, B1=32), dict(B0=256, B1=16))),
+    # Puzzles 1-3, 6, 9 and 13 have no sweep: their defaults are the winners of the sweeps of 2026-11-29 and -30
+    # (docs/performance-notes.md), and a sweep costs the GPU run its minutes.
+    "add": Bench(sizes=(dict(N0=1 << 26),)),
+    "outer_add": Bench(sizes=(dict(N0=16384, N1=16384),)),
     "row_sum": Bench(sizes=(dict(N0=32768, T=4096), dict(N0=4096, T=32768)),
-                     sweep=(dict(B0=1, B1=1024), dict(B0=1, B1=4096), dict(B0=4, B1=1024)),
                      library={"torch.sum": lambda x: x.sum(dim=1)}),
     "softmax_three_loop": Bench(LONG_SOFTMAX_SIZES, LONG_SOFTMAX_SWEEP, extra_reads={"x": 2},
                                 library=LONG_SOFTMAX_LIBRARY),
     "softmax_online": Bench(LONG_SOFTMAX_SIZES, LONG_SOFTMAX_SWEEP, extra_reads={"x": 1},
                             library=LONG_SOFTMAX_LIBRARY),
     "flash_attention": Bench(sizes=(dict(N0=16384, T=16384),),
-                             # the solution's [B1, B0] scores: B0=32, B1=256 was the fastest on an H200 (2026-11-30)
-                             sweep=(dict(B0=32, B1=256), dict(B0=64, B1=256), dict(B0=32, B1=512)),
                              library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"]),
     "scatter_add": graph_bench(sweep=(dict(BLOCK_E=32), dict(BLOCK_E=64), dict(BLOCK_E=128),
                                       dict(BLOCK_E=64, num_warps=8)),
@@ -264,7 +261,6 @@ BENCHES: dict[str, Bench] = {
     "csc_gather": graph_bench(sweep=GRAPH_SWEEP, library={"PyG scatter": _pyg_gather},
                               baselines={"PyTorch index_add_ (COO kept)": Baseline(_dst_of_edges, coo_scatter)}),
     "csr_aggregate": Bench(sizes=(Case("320 nodes, H=8, D=32", dict(H=8, D=32), graph=reference_problem),),
-                           sweep=GRAPH_SWEEP,
                            cuda_graph=True,
                            baselines={"vectorised index_add_ (slots kept)": Baseline(_slots_kept,
                                                                                      _vectorised_aggregate),
