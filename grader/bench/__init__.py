@@ -199,13 +199,14 @@ def _time_setting(launcher, args, setting, reference, tolerance) -> tuple[float 
     import torch
 
     keywords, overrides = _split_setting(launcher, setting)
-    if overrides:
-        result, launches = _recorded_call(launcher, *args, **keywords)  # result: the output the replays write
-        run = functools.partial(_replay, launches, overrides)
-    else:
-        result, run = None, functools.partial(launcher, *args, **keywords)
     try:
-        result = run() if result is None else (run(), result)[1]
+        if overrides:
+            result, launches = _recorded_call(launcher, *args, **keywords)  # result: the output the replays write
+            run = functools.partial(_replay, launches, overrides)
+            run()
+        else:
+            run = functools.partial(launcher, *args, **keywords)
+            result = run()
         torch.cuda.synchronize()
         correct = _close(result, reference, tolerance)  # before the timing: replays write into `result` again
         us = _median_us(run)
@@ -367,7 +368,10 @@ def _label(size, dims=None) -> str:
 def _chosen(launcher, args, setting=None) -> str:
     """What `launcher` launches with `setting` (launch overrides applied), as a note."""
     keywords, overrides = _split_setting(launcher, setting or {})
-    launches = launches_of(launcher, *args, **keywords)
+    try:
+        launches = launches_of(launcher, *args, **keywords)
+    except Exception as exc:  # the launcher refuses the setting: _time_setting reports it
+        return f"not recorded ({_failure(exc)})"
     return launches_note([launch._replace(kwargs={**launch.kwargs, **overrides}) for launch in launches])
 
 
@@ -389,7 +393,7 @@ def _ours(launcher, args, reference, bench, sweep: bool, lesson=None) -> list[tu
             defaults = (us, chosen, correct)
     for setting in bench.sweep if sweep else ():
         chosen = _chosen(launcher, args, setting)
-        if chosen == defaults[1]:
+        if defaults[0] is not None and chosen == defaults[1]:
             timed.append((SWEPT, defaults[0], f"{_settings_note(setting)} (the defaults)", defaults[2]))
             continue
         us, failure, correct = _time_setting(launcher, args, setting, reference, bench.close)
