@@ -53,3 +53,28 @@ def test_a_stub_gets_the_same_report_quick_or_full(puzzle, tmp_path, monkeypatch
     full = run_cli(str(puzzle.number), "--file", str(path)).stdout.splitlines()
     assert fast[0].split("   (")[0] == full[0].split("   (")[0] == f"Puzzle {puzzle.number}: {puzzle.title}"
     assert [line for line in fast if "not started:" in line] == [line for line in full if "not started:" in line]
+
+
+def test_a_terminal_sees_each_case_as_it_finishes_and_a_pipe_does_not(tmp_path):
+    """Grading on a terminal shows a line per judged case on stderr (rewritten in place); piped, stderr holds none."""
+    import pty
+
+    environment = {**os.environ, "TRITON_INTERPRET": "1", "GRADER_RESULTS": str(tmp_path / "progress.json")}
+    command = [sys.executable, "-m", "grader", "3", "--impl", "solutions"]
+    leader, follower = pty.openpty()
+    run = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: the grader exited
+            break
+        if not chunk:
+            break
+        seen += chunk
+    run.wait(timeout=600)
+    os.close(leader)
+    assert b"puzzle 3 (1 of 8)" in seen and b"puzzle 3 (8 of 8)" in seen, seen[-500:]
+    piped = run_cli("3", "--impl", "solutions")
+    assert "(1 of 8)" not in piped.stderr
