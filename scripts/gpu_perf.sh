@@ -10,8 +10,9 @@
 #   native.txt   puzzle 7 graded natively (its kernel changed last: relaxed atomics)
 #   ncu.txt      ncu of the solution and its peers, one launch each, at the sizes where a peer was ahead: puzzle 7 at
 #                batch 512, puzzle 11 at 5000 x 3000 x 4000, puzzle 12 at N=16384 with D=128
-# Each step has a time limit, 580 s in all (typically about 8 minutes), so the whole stays under a 10-minute command; a bench stopped by its
-# limit still writes the rows it finished (summary.txt then says "exit 124"): run it alone with a longer one.
+# Each step has a time limit, 580 s in all, so the whole stays under a 10-minute command (expect about 8); a bench
+# stopped by its limit still writes the rows it finished (summary.txt then says "exit 124"): run it alone with a
+# longer one.
 #   bash scripts/gpu_perf.sh                               # everything
 #   STEPS="bench" BENCH_LIMIT=580 bash scripts/gpu_perf.sh # some of: grade bench ncu
 set -u
