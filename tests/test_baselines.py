@@ -441,21 +441,19 @@ def _backward_sizes():
     from grader.course.chapters import backward
 
     small_molecules = Case("two molecules", dict(H=3, D=8), graph=lambda g: graphs.molecules(2, g, nodes=12))
-    return [pytest.param(14, Case("bench", dict(N0=3, T=300)), dict(B0=1, B1=128), marks=pytest.mark.puzzle14,
-                         id="14"),
-            pytest.param(15, backward.CROSS_ENTROPY_BACKWARD_CASES[0], dict(BLOCK_V=128), marks=pytest.mark.puzzle15,
-                         id="15"),
-            pytest.param(16, small_molecules, dict(BLOCK_E=8), marks=pytest.mark.puzzle16, id="16")]
+    return [pytest.param(14, Case("bench", dict(N0=3, T=300)), marks=pytest.mark.puzzle14, id="14"),
+            pytest.param(15, backward.CROSS_ENTROPY_BACKWARD_CASES[0], marks=pytest.mark.puzzle15, id="15"),
+            pytest.param(16, small_molecules, marks=pytest.mark.puzzle16, id="16")]
 
 
-@pytest.mark.parametrize("number, size, blocks", _backward_sizes())
-def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size, blocks):
+@pytest.mark.parametrize("number, size", _backward_sizes())
+def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size):
     """A backward's peers are autograd's backward passes, eager and compiled (here the identity), each given its
     forward's graph once; the spec, which runs the forward too, is not timed. Every result matches the spec."""
     puzzle = registry.find(number)
-    settings = dataclasses.replace(bench_settings.BENCHES[puzzle.slug], blocks=(blocks,))
+    settings = bench_settings.BENCHES[puzzle.slug]
     rows = cpu_bench.bench_size(puzzle, loader.load_launcher(puzzle, "solutions"), size, 4e12, 2e12,
-                                use_compile=True, settings=settings)
+                                use_compile=True)
     variants = [f"triton ({name})" for name in settings.variants]
     assert [r["impl"] for r in rows] == ["triton (ours)", *variants, *settings.baselines]
     assert [r["impl"] for r in rows][len(variants) + 1].startswith("eager"), "vs eager needs an eager row"

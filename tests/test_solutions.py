@@ -91,7 +91,7 @@ def test_puzzle_16s_atomics_variant_is_right_and_only_its_atomics_are_refused(tm
             allowed = tolerance.allowed(inputs64, expected)
             assert checker.compare(name, out, expected, allowed) is None, (case.name, name)
     text = solution_text(puzzle) + "\n\ngraph_attention_backward = graph_attention_backward_atomics\n"
-    cases = grade_text(puzzle, text, tmp_path, first_failure=False).cases
+    cases = grade_text(puzzle, text, tmp_path, first_failure=False, own_launcher=True).cases  # its own launcher
     assert {c.reason for c in cases if c.name != "empty graph"} <= {"budget", "never_written"}
     assert all("atomics on dk" in c.message for c in cases if c.reason == "budget") and \
         any(c.reason == "budget" for c in cases)
