@@ -1,14 +1,19 @@
-"""python -m grader: see grader/show/cli.py, or run it with --help."""
+"""python -m grader, or the installed command triton-puzzles: see grader/show/cli.py, or run it with --help."""
 
 import sys
 
-from grader.env import missing_packages
 
-if missing_packages():  # before anything imports torch: a short message, not a ModuleNotFoundError traceback
-    for line in missing_packages():
-        print(f"error: {line}", file=sys.stderr)
-    sys.exit(2)
+def main() -> int:
+    from grader.env import missing_packages
 
-from grader.show.cli import main  # noqa: E402
+    if missing_packages():  # before anything imports torch: a short message, not a ModuleNotFoundError traceback
+        for line in missing_packages():
+            print(f"error: {line}", file=sys.stderr)
+        return 2
+    from grader.show.cli import main as cli_main
 
-sys.exit(main())
+    return cli_main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -89,6 +89,20 @@ def test_usage_errors_exit_2(args, complaint):
     assert complaint in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.parametrize("typed, meant", [("sofmax", "softmax_online"), ("flash", "flash_attention"),
+                                          ("scater_add", "scatter_add"), ("Add", "add")])
+def test_a_misspelt_puzzle_gets_a_suggestion(typed, meant):
+    run = run_cli(typed)
+    assert run.returncode == 2 and f"no puzzle {typed!r}. Did you mean {meant}? Choose one of: 1 (add)" in run.stderr
+
+
+def test_help_shows_three_examples():
+    run = run_cli("--help")
+    examples = run.stdout.split("examples:")[1].split("exit status")[0]
+    commands = [line.split()[:4] for line in examples.splitlines() if line.strip()]
+    assert run.returncode == 0 and len(commands) == 3 and all(c[:3] == ["python", "-m", "grader"] for c in commands)
+
+
 def test_all_solutions_pass_and_grading_is_recorded_for_the_table(tmp_path):
     results = tmp_path / "results.json"
     run = run_cli("--all", "--impl", "solutions", results=results)

@@ -7,6 +7,8 @@ README.md's "Adding a puzzle" says what else a puzzle needs.
 
 from __future__ import annotations
 
+import difflib
+
 from grader.course.chapters import softmax, sparse_graphs, tensor_cores, warmup
 from grader.course.puzzle import Puzzle
 
@@ -28,4 +30,14 @@ def find(key: str | int | Puzzle) -> Puzzle:
     if text in BY_SLUG:
         return BY_SLUG[text]
     choices = ", ".join(f"{p.number} ({p.slug})" for p in PUZZLES)
-    raise KeyError(f"no puzzle {text!r}; choose one of: {choices}")
+    guesses = suggestions(text)
+    guess = f" Did you mean {' or '.join(guesses)}?" if guesses else ""
+    raise KeyError(f"no puzzle {text!r}.{guess} Choose one of: {choices}")
+
+
+def suggestions(text: str) -> list[str]:
+    """The slugs a mistyped name most likely meant: those it begins ('flash', 'softmax'), else the closest
+    spelling ('sofmax' -> softmax_online), else none."""
+    typed = text.lower()
+    starts = [p.slug for p in PUZZLES if typed and p.slug.startswith(typed)]
+    return starts or difflib.get_close_matches(typed, list(BY_SLUG), n=1)
