@@ -10,10 +10,17 @@ triton reads that choice when ``@triton.jit`` runs.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 
 from grader import env
+
+# grader/show/ (reports and maps) is a subpackage, and importing a subpackage sets its name on the package: loaded
+# later, by grader.check, it would take the name of the function show() below. Loaded now, before the function is
+# defined, it leaves `grader.show(...)` the function (its modules are imported by their full name, never through
+# the attribute).
+importlib.import_module("grader.show")
 
 MODE = env.choose_mode()
 
