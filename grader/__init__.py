@@ -66,8 +66,10 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
 
 def show(puzzle: int | str, launcher: Callable, case: int | str | None = None, heat: bool = False, *, seed: int = 0):
     """Draw which program loaded and stored each element of each tensor in one case of `puzzle` (its name or
-    number from 1; the first case by default), inline in a notebook: a figure when matplotlib is installed, else
-    text. With `heat`, how often each element was read. Needs the interpreter."""
+    number from 1; the first case by default). With `heat`, how often each element was read. Needs the interpreter.
+
+    It returns the drawing: a notebook shows it as a picture when it ends a cell, a terminal as the text map
+    (`print(grader.show(...))` in a script)."""
     from grader.show import memory_map
 
-    memory_map.show(puzzle, launcher, case, heat, seed)
+    return memory_map.show(puzzle, launcher, case, heat, seed)
