@@ -7,8 +7,7 @@ README.md's "Adding a puzzle" says what else a puzzle needs.
 
 from __future__ import annotations
 
-import difflib
-
+from grader.course import index
 from grader.course.chapters import softmax, sparse_graphs, tensor_cores, warmup
 from grader.course.puzzle import Puzzle
 
@@ -29,15 +28,8 @@ def find(key: str | int | Puzzle) -> Puzzle:
         return BY_NUMBER[int(text)]
     if text in BY_SLUG:
         return BY_SLUG[text]
-    choices = ", ".join(f"{p.number} ({p.slug})" for p in PUZZLES)
-    guesses = suggestions(text)
-    guess = f" Did you mean {' or '.join(guesses)}?" if guesses else ""
-    raise KeyError(f"no puzzle {text!r}.{guess} Choose one of: {choices}")
+    raise KeyError(index.unknown(text))
 
 
-def suggestions(text: str) -> list[str]:
-    """The slugs a mistyped name most likely meant: those it begins ('flash', 'softmax'), else the closest
-    spelling ('sofmax' -> softmax_online), else none."""
-    typed = text.lower()
-    starts = [p.slug for p in PUZZLES if typed and p.slug.startswith(typed)]
-    return starts or difflib.get_close_matches(typed, list(BY_SLUG), n=1)
+if __name__ == "__main__":  # the puzzles' numbers, for scripts/grade_submission.sh
+    print(*(p.number for p in PUZZLES))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
+import signal
 import sys
+from pathlib import Path
 
 from grader import env
-from grader.paths import IMPLS, course_missing
+from grader.paths import IMPLS, course_missing, shown
 from grader.safe_output import clean_text, one_line
 
 EXAMPLES = """\
@@ -18,7 +21,7 @@ examples:
   python -m grader 1 --map    draw who loaded and stored each element, in the first failing case
 
 exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
-2 usage or environment error.
+2 usage or environment error, 3 the grader itself could not grade (nothing was scored).
 """
 
 
@@ -31,7 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--all", action="store_true", help="grade every puzzle")
     parser.add_argument("--impl", choices=IMPLS, default="puzzles",
                         help="grade your files in puzzles/ (default) or the reference solutions/")
-    parser.add_argument("--file", metavar="PATH", help="grade the launcher defined in this Python file")
+    parser.add_argument("--file", metavar="PATH", help="grade the kernels in this Python file (instructors)")
+    parser.add_argument("--own-launcher", action="store_true",
+                        help="practice: grade the file's own launcher too; its checks run in the file's process, "
+                             "so a classroom should not trust them")
     parser.add_argument("--json", action="store_true", help="print machine-readable results (docs/json.md)")
     parser.add_argument("--gradescope", metavar="FILE",
                         help="also write a Gradescope results.json: one test per puzzle, its report as output")
@@ -69,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--file needs a puzzle: python -m grader 4 --file student.py")
     if args.file and args.impl != "puzzles":
         parser.error("--file and --impl are alternatives")
+    if args.own_launcher and args.impl == "solutions":
+        parser.error("--own-launcher is for your files; the solutions are always graded with their launchers")
     if args.gradescope and not (args.puzzles or args.all):
         parser.error("--gradescope needs a puzzle: python -m grader 4 --file student.py --gradescope results.json")
     if args.gradescope and not os.path.isdir(os.path.dirname(os.path.abspath(args.gradescope))):
@@ -81,22 +89,40 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
     if not args.file and course_missing():
         parser.error(course_missing())
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _grade(parser, args)
+    except KeyboardInterrupt as exc:  # a signal before grading began (or while it ended): nothing was scored
+        return _interrupted(exc.args[0] if exc.args else "SIGINT", [], args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _grade(parser, args) -> int:
     shown_file = clean_text(one_line(args.file or ""), 300)  # a file name can hold terminal escapes
 
-    from grader.course import registry
+    from grader.course import index
 
     try:
-        chosen = registry.PUZZLES if args.all else [registry.find(p) for p in args.puzzles]
-        selected = list({p.number: p for p in chosen}.values())  # each once, in the order given
+        chosen = index.entries() if args.all else [index.find(p) for p in args.puzzles]
+        numbers = list(dict.fromkeys(p.number for p in chosen))  # each once, in the order given
     except KeyError as exc:
         parser.error(exc.args[0])
     if args.file and not os.path.isfile(args.file):
         parser.error(f"--file {shown_file}: no such file" if not os.path.exists(args.file) else
                      f"--file {shown_file} is a directory; give the Python file that defines the launcher")
 
-    if not selected:
+    if not numbers:
         return _table(args)
 
+    from grader.judge import processes
+
+    # The first worker imports torch and triton while this process imports torch: two seconds each, side by side.
+    processes.prestart(interpret=args.interpret or args.map is not None or env.interpreter_forced() or
+                       not _may_have_a_gpu())
+    from grader.course import registry
+
+    selected = [registry.find(n) for n in numbers]
     mode = env.choose_mode(args.interpret)
     env.notice(mode.reason)
     problems = env.version_problems(mode)
@@ -104,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
         return 2
-    if args.file:
-        env.notice(f"note: --file runs the code in {shown_file} with your permissions; "
-                   "grade untrusted submissions inside a container (scripts/grade_submission.sh).")
+    if args.file and args.own_launcher:
+        env.notice(f"note: --own-launcher runs the code in {shown_file} with your permissions; "
+                   "grade untrusted submissions by their kernels alone (without --own-launcher).")
 
     from grader import safe_output
     from grader.judge import runner
@@ -117,8 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         from grader.show import memory_map
 
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
-                                  mode.interpret)
-    results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
+                                  mode.interpret, args.own_launcher)
+    try:
+        with _case_progress(not (args.json or args.gradescope)) as progress:
+            results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout,
+                                            mode.name, own_launcher=args.own_launcher, progress=progress)
+    except runner.Broken as exc:  # the grader could not grade: no score, and no result file
+        print(f"error: the grader could not grade: {exc}", file=sys.stderr)
+        return 3
+    except runner.Interrupted as stop:  # every worker has ended; nothing is scored
+        return _interrupted(stop.signal, stop.results, args, mode.name, seed)
     if not args.file:
         progress.record(results, args.impl)
     texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
@@ -138,6 +172,56 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r.status == "passed" for r in results) else 1
 
 
+@contextlib.contextmanager
+def _case_progress(wanted: bool):
+    """On a terminal, a line on stderr that shows each case as it is judged ("puzzle 4 (3 of 13): ✓ ragged"),
+    rewritten in place and cleared when grading ends; nothing with --json, --gradescope, or output to a pipe."""
+    if not (wanted and sys.stderr.isatty()):
+        yield None
+        return
+    shown = [0]
+
+    def show(puzzle, index, case):
+        mark = ("✓" if case.passed else "✗") if "utf" in (sys.stderr.encoding or "").lower() else \
+            ("ok" if case.passed else "XX")
+        line = f"puzzle {puzzle.number} ({index + 1} of {len(puzzle.cases)}): {mark} {one_line(case.name)[:40]}"
+        sys.stderr.write("\r" + line.ljust(shown[0]))
+        sys.stderr.flush()
+        shown[0] = len(line)
+
+    try:
+        yield show
+    finally:
+        if shown[0]:
+            sys.stderr.write("\r" + " " * shown[0] + "\r")
+            sys.stderr.flush()
+
+
+def _may_have_a_gpu() -> bool:
+    """Whether a CUDA GPU may be here, asked without importing torch: an NVIDIA device node or driver. A wrong
+    guess costs only the worker started early (grader.judge.processes.prestart)."""
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia")
+
+
+def _terminate(signum, frame):
+    """SIGTERM ends grading as Ctrl-C does: the runner stops every worker, and the CLI says so."""
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _interrupted(signal_name: str, results: list, args, mode: str = "", seed: int | None = None) -> int:
+    """Grading was stopped by a signal: say so (in JSON with --json, with the puzzles graded before it), write no
+    Gradescope file, and exit with 128 + the signal's number."""
+    print(f"interrupted: grading was stopped by {signal_name}; nothing was scored", file=sys.stderr)
+    if args.json:
+        from grader import safe_output
+
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode,
+                                 "versions": env.versions(), "seed": seed, "interrupted": signal_name,
+                                 "results": [r.to_json() for r in results]}, indent=1))
+    sys.stdout.flush()
+    return 128 + (signal.SIGTERM if signal_name == "SIGTERM" else signal.SIGINT)
+
+
 def _rerun_and_replay(number: int, args, seed: int) -> tuple[str, str]:
     """The commands that grade this puzzle again: with fresh cases, and with the same seed."""
     replay = _replay(number, args, seed)
@@ -149,7 +233,9 @@ def _replay(number: int, args, seed: int) -> str:
     if args.impl != "puzzles":
         parts.append(f"--impl {args.impl}")
     if args.file:
-        parts.append(f"--file {one_line(args.file)}")
+        parts.append(f"--file {shown(Path(args.file))}")
+    if args.own_launcher:
+        parts.append("--own-launcher")
     if args.interpret:
         parts.append("--interpret")
     parts.append(f"--seed {seed}")

@@ -30,11 +30,16 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outp
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import gpu_compile, instrument, launcher_guard
+from grader.worker import gpu_compile, guards, instrument, launcher_guard
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
-POISON_BITS = 0x7FC0DEAD
+POISON_BITS = guards.POISON_BITS
+
+
+# False in the CLI's worker, which no terminal reaches (its own session): a KeyboardInterrupt there is raised by the
+# graded code, and reported as its error; in a notebook, Ctrl-C stops grading.
+INTERACTIVE = True
 
 
 class CaseTimeout(BaseException):
@@ -45,8 +50,10 @@ class CaseTimeout(BaseException):
 # -- time limit ---------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None):
-    """Raise CaseTimeout in this thread after `seconds` (main thread on Unix; else no limit)."""
+def time_limit(seconds: float | None, cpu: bool = True):
+    """Raise CaseTimeout in this thread after `seconds` of this process's CPU time (main thread on Unix; else no
+    limit). CPU time, not wall time: another job on the machine slows a correct kernel down, never its count.
+    With `cpu` False (a native run, whose kernels run on the GPU while this process waits) wall time counts."""
     usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
@@ -55,13 +62,14 @@ def time_limit(seconds: float | None):
     def on_alarm(signum, frame):
         raise CaseTimeout(_learner_line(frame))
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    which, number = (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    previous = signal.signal(number, on_alarm)
+    signal.setitimer(which, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(which, 0)
+        signal.signal(number, previous)
 
 
 # -- explaining a learner's exception -------------------------------------------------------------
@@ -73,7 +81,11 @@ _LIBRARY_DIRS = tuple(
 
 
 def _library_dirs() -> tuple[str, ...]:
-    dirs = list(_LIBRARY_DIRS)
+    """Folders whose frames are not the learner's: torch, the standard library, the grader, triton, and the
+    puzzle's own code where kernel-only grading put it (grader.worker.compose)."""
+    from grader.worker import compose
+
+    dirs = [*_LIBRARY_DIRS, *compose.GIVEN_FOLDERS]
     triton = sys.modules.get("triton")
     if triton is not None:
         dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
@@ -190,11 +202,18 @@ def explain_exception(exc: BaseException) -> str:
 
 # -- one case -------------------------------------------------------------------------------------
 
-def _poison_allocator(shapes: list[tuple[int, ...]], device: str) -> None:
-    """Leave blocks full of POISON_BITS in the CUDA caching allocator, sized like the outputs,
-    so the launcher's torch.empty most likely gets them back."""
-    blocks = [torch.full((int(np.prod(shape)),), POISON_BITS, dtype=torch.int32, device=device) for shape in shapes]
-    del blocks
+ILLEGAL_ADDRESS = "illegal memory access: a load or store outside every tensor"
+# True once a case lost the GPU (an illegal address leaves the CUDA context unusable): the worker then ends, and
+# the grader runs the next case in a fresh one.
+CONTEXT_LOST = False
+
+
+def _lost_the_gpu(exc: BaseException) -> bool:
+    """Whether an error means the CUDA context is gone: an illegal address, a misaligned one, a kernel fault."""
+    text = _text_of(exc).lower()
+    return type(exc).__name__ == "AcceleratorError" or any(clue in text for clue in (
+        "illegal memory access", "misaligned address", "unspecified launch failure", "illegal instruction",
+        "device-side assert", "cuda error"))
 
 
 def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
@@ -242,26 +261,54 @@ def _accesses(recorder) -> list[dict]:
     return rows
 
 
+def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
+    """Kernel-only grading: compile the case's kernels for the GPU before the interpreter runs them. The puzzle's
+    launcher runs with its kernels' launches noted, not run; each is compiled (grader.worker.gpu_compile, which
+    caches them, so the check after the run costs nothing). The compiler's report, or None. A launcher that fails
+    here fails the same way in the real run, which reports it."""
+    try:
+        with time_limit(timeout), instrument.dry_run() as launches:
+            launcher(*args, **case.blocks)
+    except (Exception, CaseTimeout):
+        return None
+    return gpu_compile.check(puzzle, launches) if launches else None
+
+
 def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
-            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None) -> transfer.Execution:
+            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None,
+            trusted_launcher: bool = False) -> transfer.Execution:
     """The worker's half of a case: build the inputs, call the launcher under the interpreter hook and a time
     limit, and collect what it returned and what its kernels did, as plain data (``transfer``). What goes wrong
     on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
     a race or a budget, read from the access record kept here, is a failing Outcome the judge reports in turn.
     The expected values are never computed here: ``judge`` does that, in the grader's own process.
-    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map)."""
+    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map).
+    With `trusted_launcher` (kernel-only grading: the launcher is the puzzle's own), the kernels are compiled for
+    the GPU before they run, and the launcher guard, which holds a learner's launcher to the lesson, is not needed."""
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
     inputs, dims = make_inputs(puzzle.spec, case, seed)
     # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
+    # Natively each sits between guard zones, and so does every tensor the launcher makes (grader.worker.guards).
+    fenced = guards.Guards() if device != "cpu" else None
     args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
             for a in spec_args(puzzle.spec)]
+    if fenced is not None:
+        args = [fenced.place(value, a.name) if isinstance(value, torch.Tensor) else value
+                for a, value in zip(spec_args(puzzle.spec), args)]
     on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
 
     def stop(reason, message="", **extra):
         return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder, puzzle),
                                   seconds=time.perf_counter() - started)
+
+    if trusted_launcher and device == "cpu":
+        problem = _compiled_first(puzzle, launcher, args, case, timeout)
+        if problem:
+            return transfer.Execution(early=transfer.Outcome("gpu_compile", problem),
+                                      seconds=time.perf_counter() - started)
+    guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
         if keep is not None and recorder is not None:
@@ -275,26 +322,34 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
                 recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
                                                                     {**case.blocks, **dims})
-        if device != "cpu":
-            _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
+        allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout), np.errstate(all="ignore"), launcher_guard.guard(puzzle, case, device):
-                out = launcher(*args, **case.blocks)
+            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), guard:
+                with allocating:
+                    out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
         except launcher_guard.Refused as exc:
             return stop("launcher", str(exc))
         except CaseTimeout as stop_at:
             where = f"\n  it was running {stop_at.args[0]}" if stop_at.args and stop_at.args[0] else ""
-            return stop("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}",
+            return stop("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
                         accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
         except NotImplementedError as exc:
             said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
             return stop("not_started", "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
-        except KeyboardInterrupt:
-            raise  # Ctrl-C stops grading in a notebook; the CLI's worker (own session) never gets the terminal's
+        except KeyboardInterrupt as exc:
+            if INTERACTIVE:
+                raise  # Ctrl-C stops grading in a notebook
+            return stop("error", explain_exception(exc))  # the worker has no terminal: the graded code raised it
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
+            if device != "cpu" and _lost_the_gpu(exc):
+                global CONTEXT_LOST
+                CONTEXT_LOST = True  # the worker ends after this case; a fresh one runs the next
+                return stop("out_of_bounds", f"{ILLEGAL_ADDRESS} (the GPU said: {_text_of(exc).splitlines()[0][:200]})",
+                            hint="run it in the interpreter (--interpret) for the tensor, lanes and line: "
+                                 "python -m grader N --interpret")
             if recorder is not None and recorder.over_budget is not None:
                 return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
                                       "budget; the counts are those reached then)", accesses=_accesses(recorder))
@@ -305,11 +360,21 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
 
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
         return stop("not_started", "not implemented yet (no kernel stored anything)")
+    if fenced is not None:
+        for value, name in zip(as_list(out), puzzle.outputs):
+            if isinstance(value, torch.Tensor):
+                fenced.rename(value, name)
+        trampled = fenced.trampled()
+        if trampled:
+            return stop("out_of_bounds", "out-of-bounds store on the GPU: the guard zone around a tensor was "
+                                         f"written ({'; '.join(trampled)})",
+                        hint="a store's mask lets lanes past the end of the tensor (or before its start) through; "
+                             "--interpret names the tensor, the lanes and the line")
     if recorder is not None:
         problem = gpu_compile.check(puzzle, recorder.launches)
         if problem:
             return stop("gpu_compile", problem)
-        problem = launcher_guard.check_launches(puzzle, case, recorder.launches)
+        problem = None if trusted_launcher else launcher_guard.check_launches(puzzle, case, recorder.launches)
         if problem:
             return stop("launcher", problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
