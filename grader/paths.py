@@ -14,13 +14,13 @@ IMPLS = ("puzzles", "solutions")
 
 def course_missing() -> str | None:
     """Why the course's files (puzzles/, solutions/) are not beside the grader, or None when they are. A plain
-    `pip install .` installs the grader alone: it still grades a file (--file) and a launcher in a notebook
-    (grader.check), but the progress table and the puzzles/ and solutions/ files live in the repository."""
+    `pip install .` installs the grader alone, and every command needs them: the progress table and a grading read
+    puzzles/, and a grading (a --file one too) takes each puzzle's given code from its solution."""
     if all((ROOT / folder).is_dir() for folder in IMPLS):
         return None
     return (f"the course's files (puzzles/, solutions/) are not beside the grader in {one_line(str(ROOT))}: it was "
             "installed without its repository. Install it from a clone of the repository with "
-            "`pip install -e .` (editable) and run the command there; `--file FILE` grades a file without them.")
+            "`pip install -e .` (editable), and run the command there.")
 
 
 def source_path(puzzle, impl: str = "puzzles", file: str | None = None) -> Path:

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--heat goes with --map: python -m grader 4 --map --heat")
     if args.map is not None and (args.json or args.gradescope):
         parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
-    if not args.file and course_missing():
+    if course_missing():
         parser.error(course_missing())
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

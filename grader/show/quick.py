@@ -21,7 +21,7 @@ from grader.show import progress, report
 def answer(argv: list[str]) -> int | None:
     """The exit status after printing the progress table (no arguments) or a stub's report; None when the full
     grader must answer."""
-    if course_missing():  # installed without the repository: the full grader says so, or grades a --file
+    if course_missing():  # installed without the repository: the full grader says so
         return None
     if not argv:
         print(report.format_table(progress.rows("puzzles"), "puzzles"))
