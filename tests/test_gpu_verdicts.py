@@ -21,9 +21,9 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 KERNEL_MUTATIONS = [m for m in MUTATIONS if not getattr(m, "own_launcher", False) and not m.beyond]
 
 
-def _native(puzzle, path):
+def _native(puzzle, path, first_failure=True):
     (result,) = runner.grade_isolated([registry.find(puzzle)], "puzzles", str(path), seed=0, interpret=False,
-                                      timeout=60.0, mode="native")
+                                      timeout=60.0, mode="native", first_failure=first_failure)
     return result
 
 
@@ -60,7 +60,7 @@ def test_an_illegal_address_is_one_message_and_the_next_case_runs(tmp_path):
     end = text.index("def add(")
     path = tmp_path / "p01_add.py"
     path.write_text(text[:start] + ILLEGAL.lstrip() + "\n\n" + text[end:])
-    result = _native(1, path)
+    result = _native(1, path, first_failure=False)
     assert len(result.cases) == len(registry.find(1).cases)
     messages = [c.message for c in result.cases]
     assert all(not c.passed for c in result.cases)

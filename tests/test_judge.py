@@ -190,3 +190,12 @@ def test_guard_zones_catch_a_store_past_a_tensor_and_poison_fresh_outputs():
     fenced.rename(z, "z")
     z.as_strided((12,), (1,))[10:] = 1.0  # two elements past z's end, as an unmasked store would write them
     assert fenced.trampled() == ["z: 8 bytes after it"]
+
+
+def test_first_failure_stops_a_puzzle_at_its_first_failing_case(tmp_path):
+    text = (ROOT / "solutions" / "p01_add.py").read_text().replace("mask = offsets < N0", "mask = offsets <= N0")
+    path = tmp_path / "p01_add.py"
+    path.write_text(text)
+    (result,) = runner.grade_isolated([registry.find(1)], "puzzles", str(path), seed=0, interpret=True,
+                                      timeout=30.0, mode="interpreter", first_failure=True)
+    assert [c.passed for c in result.cases][-1] is False and len(result.cases) < len(registry.find(1).cases)

@@ -181,7 +181,7 @@ class _Started:
         self.interpret = interpret
         self.workdir = tempfile.mkdtemp(prefix="grader-worker-")
         read_fd, write_fd = os.pipe()
-        environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        environment = dict(os.environ)  # PYTHONPATH too: the caller's own packages (the repository is not added)
         environment["GRADER_RESULTS"] = os.path.join(self.workdir, "results.json")  # never the learner's cache
         environment["PYTHONDONTWRITEBYTECODE"] = "1"  # the grader's __pycache__ is the parent's alone
         environment["GRADER_WORKER_INTERPRET"] = "1" if interpret else "0"

@@ -86,12 +86,13 @@ class _Grading:
 
     def __init__(self, puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                  timeout: float, grace: float, kernels: dict | None = None, progress=None,
-                 only: dict[int, list[int]] | None = None):
+                 only: dict[int, list[int]] | None = None, first_failure: bool = False):
         self.impl, self.file, self.seed, self.interpret = impl, file, seed, interpret
         # The cases to run, by index, per puzzle: every case, or `only` those (the interpreter's checks of a native
         # grading run on the small cases).
         self.order = {p.number: (only or {}).get(p.number, list(range(len(p.cases)))) for p in puzzles}
         self.progress = progress  # called with (puzzle, case index, CaseResult) as each case is judged
+        self.first_failure = first_failure  # a puzzle ends at its first failing case (the grader's own tests)
         self.kernels = kernels or {}  # puzzle number -> its kernel job (kernel-only grading)
         self.timeout, self.grace = timeout, grace
         self.device = "cpu" if interpret else "cuda"
@@ -143,6 +144,10 @@ class _Grading:
                     self._ended(phase, worker.close())
                     return
                 phase = self._handle(event, phase)
+                if self.first_failure and phase == "puzzle" and not self.results[self.pending[0]][-1].passed:
+                    killed = True  # this puzzle is decided: the worker goes, and a fresh one takes the next puzzle
+                    self.pending.pop(0)
+                    return
         except Broken:
             killed = True
             raise
@@ -259,16 +264,31 @@ def _small_cases(puzzle: registry.Puzzle) -> list[int]:
 
 
 def _interpreter_checks(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, timeout: float,
-                        grace: float, kernels: dict, spare: set[int]) -> dict[int, dict[int, CaseResult]]:
+                        grace: float, kernels: dict, spare: set[int],
+                        graded: dict[int, int] | None = None) -> dict[int, dict[int, CaseResult]]:
     """Natively, the same kernels on the puzzles' small cases in the interpreter, with its record: bounds,
-    undefined lanes, coverage, budgets and races (issue: a GPU verdict checks what the interpreter checks).
-    {puzzle: {case index: result}}."""
-    only = {p.number: _small_cases(p) for p in puzzles}
+    undefined lanes, coverage, budgets and races (a GPU verdict checks what the interpreter checks).
+    {puzzle: {case index: result}}; {} where this machine's interpreter cannot run (``interpreter_problem``).
+    `graded`: how many cases the native grading ran per puzzle (it may have stopped early); checks go no further."""
+    if puzzles and interpreter_problem():
+        return {}
+    graded = graded or {}
+    only = {p.number: [i for i in _small_cases(p) if i < graded.get(p.number, len(p.cases))] for p in puzzles}
     checks = _Grading([p for p in puzzles if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
                       only=only)
     while checks.pending:
         checks.run_worker(spare)
     return {number: dict(zip(only[number], found)) for number, found in checks.results.items()}
+
+
+def interpreter_problem() -> str | None:
+    """Why the interpreter's checks cannot run beside a native grading here (triton 3.6's interpreter with numpy
+    2.4 or newer), as the note that says so; None when they can."""
+    problems = env.version_problems(env.Mode(True, ""))
+    if not problems:
+        return None
+    return ("the interpreter's checks (bounds, undefined lanes, coverage, budgets, races) were not run beside this "
+            f"native grading, so only values were graded: {problems[0]}")
 
 
 INTERPRETER_FOUND = "the GPU computed the right values, but the interpreter's checks of the same kernels found: "
@@ -287,6 +307,8 @@ def _combined(native: list[CaseResult], checked: dict[int, CaseResult]) -> list[
         elif case.passed:
             combined.append(dataclasses.replace(case, accesses=other.accesses, programs=other.programs,
                                                 coach=other.coach))
+        elif case.reason == other.reason == "out_of_bounds":  # the interpreter names the tensor, lanes and line
+            combined.append(dataclasses.replace(other, message=f"{other.message}\n  (on the GPU: {case.message})"))
         elif other.passed and case.reason not in ("timeout",):
             combined.append(dataclasses.replace(case, message=f"on the GPU: {case.message}\n  (the interpreter "
                                                 "passes this case: the GPU compiler or the GPU itself differs; see "
@@ -317,7 +339,7 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
 
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                    timeout: float, mode: str, grace: float = GRACE, capability: tuple[int, int] | None = None,
-                   own_launcher: bool = False, progress=None) -> list[PuzzleResult]:
+                   own_launcher: bool = False, progress=None, first_failure: bool = False) -> list[PuzzleResult]:
     """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
 
     Kernel-only grading is the default for puzzles/ and --file: the judge reads the file's kernels without running
@@ -326,7 +348,8 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     trusted by a classroom (``PuzzleResult.trusted``). Natively, a puzzle this GPU cannot run
     (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
     its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
-    judged. Raises ``Broken`` when a worker cannot start."""
+    judged. With `first_failure`, a puzzle stops at its first failing case (the grader's own tests). Raises
+    ``Broken`` when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
@@ -359,7 +382,7 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
     gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter
                           and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels,
-                         progress)
+                         progress, first_failure=first_failure)
                 for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
     runs_code = any(grading.pending for grading in gradings)
     processes.become_subreaper()
@@ -374,8 +397,14 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
             while grading.pending:
                 grading.run_worker(spare)
         if not interpret:  # a native "Solved" must also be an interpreter "Solved"
+            skipped = interpreter_problem()
+            for puzzle in puzzles:
+                if skipped and modes[puzzle.number] == "native":
+                    notices[puzzle.number].append(skipped)
+            graded = {n: len(cases) for grading in gradings for n, cases in grading.results.items()}
             checked = _interpreter_checks([p for p in puzzles if modes[p.number] == "native" and
-                                           p.number not in decided], impl, file, seed, timeout, grace, kernels, spare)
+                                           p.number not in decided], impl, file, seed, timeout, grace, kernels, spare,
+                                          graded)
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
         stopped_by = exc.args[0] if exc.args else "SIGINT"
     finally:

@@ -145,9 +145,9 @@ def _grade(parser, args) -> int:
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
                                   mode.interpret, args.own_launcher)
     try:
-        with _case_progress(not (args.json or args.gradescope)) as progress:
+        with _case_progress(not (args.json or args.gradescope)) as show_case:
             results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout,
-                                            mode.name, own_launcher=args.own_launcher, progress=progress)
+                                            mode.name, own_launcher=args.own_launcher, progress=show_case)
     except runner.Broken as exc:  # the grader could not grade: no score, and no result file
         print(f"error: the grader could not grade: {exc}", file=sys.stderr)
         return 3

@@ -325,9 +325,10 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), guard:
-                with allocating:
-                    out = launcher(*args, **case.blocks)
+            # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
+            # calls, never the copies that place a tensor between its zones.
+            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard:
+                out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
         except launcher_guard.Refused as exc:

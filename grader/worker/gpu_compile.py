@@ -360,7 +360,7 @@ class _Helper:
     """The compile helper: one JSON request per line on its stdin, one reply per line on its stdout."""
 
     def __init__(self):
-        environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
+        environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         # -P and the repository last on sys.path: nothing planted beside grader/ stands in for triton (runner._Worker)
         bootstrap = f"import sys; sys.path.append({ROOT!r}); import runpy; " \
                     "runpy.run_module('grader.worker.gpu_compile', run_name='__main__')"
