@@ -184,6 +184,7 @@ def _no_traceback(run):
 
 
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_map_of_a_stub_shows_outputs_never_written(tmp_path):
     stub = tmp_path / "stub.py"
     stub.write_text(stub_text(registry.find(1)))
@@ -195,6 +196,7 @@ def test_map_of_a_stub_shows_outputs_never_written(tmp_path):
 
 
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_map_of_a_failing_launcher_shows_the_half_it_did(tmp_path):
     run = run_cli("1", "--file", str(MAPS / "p01_fails_after_its_kernel.py"), "--map", "1", "--map",
                   str(tmp_path / "map.png"))
@@ -206,6 +208,7 @@ def test_map_of_a_failing_launcher_shows_the_half_it_did(tmp_path):
 
 
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_map_of_a_process_that_dies_says_so_in_a_line():
     run = run_cli("1", "--file", str(KERNELS / "wrong" / "p01_crashes.py"), "--map", "single element")
     _no_traceback(run)
@@ -214,6 +217,7 @@ def test_map_of_a_process_that_dies_says_so_in_a_line():
 
 
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_map_of_an_out_of_bounds_kernel_defaults_to_its_first_failing_case():
     run = run_cli("1", "--file", str(MAPS / "p01_out_of_bounds.py"), "--map", "--seed", "3")
     _no_traceback(run)
@@ -226,12 +230,14 @@ def test_map_of_an_out_of_bounds_kernel_defaults_to_its_first_failing_case():
     assert "z[192..199] never written" in run.stdout
 
 
+@pytest.mark.slow
 def test_the_cli_rejects_an_unknown_case():
     run = run_cli("1", "--impl", "solutions", "--map", "no such case")
     _no_traceback(run)
     assert run.returncode == 2 and "choose one of: 1 (spec)" in run.stderr
 
 
+@pytest.mark.slow
 def test_the_readme_example_is_current():
     """The README pastes a real map; it must still be what the grader draws."""
     run = run_cli("1", "--file", str(MAPS / "p01_out_of_bounds.py"), "--map", "spec", "--seed", "1")

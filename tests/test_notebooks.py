@@ -143,6 +143,7 @@ def run_with_stubs(request):
 
 
 @requires_interpreter
+@pytest.mark.slow
 def test_notebook_with_stubs_reports_not_started(run_with_stubs):
     chapter, _, outputs = run_with_stubs
     assert sorted(outputs) == [p.number for p in puzzles_of(chapter)]
@@ -151,6 +152,7 @@ def test_notebook_with_stubs_reports_not_started(run_with_stubs):
 
 
 @requires_interpreter
+@pytest.mark.slow
 def test_every_map_is_a_picture(run_with_stubs):
     """Each grader.show cell ends in the drawing, shown as a PNG; a heat map of a stub, which read nothing, as its
     text."""
@@ -278,6 +280,7 @@ def _store(path: Path, committed: dict, fresh) -> None:
 
 
 @requires_interpreter
+@pytest.mark.slow
 def test_stored_outputs_are_current(run_with_stubs):
     chapter, fresh, _ = run_with_stubs
     path = NOTEBOOKS / f"{chapter}.ipynb"
@@ -301,6 +304,7 @@ def test_stored_outputs_are_current(run_with_stubs):
 
 @requires_interpreter
 @pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.slow
 def test_notebook_with_solutions_solves_every_puzzle(chapter, monkeypatch):
     outputs = execute(_with_exercises(chapter, lambda n: code_part(solution(n))), monkeypatch)
     assert sorted(outputs) == [p.number for p in puzzles_of(chapter)]
