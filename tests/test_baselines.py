@@ -449,6 +449,7 @@ def _backward_sizes():
 
 
 @pytest.mark.parametrize("number, size", _backward_sizes())
+@pytest.mark.slow
 def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size):
     """A backward's peers are autograd's backward passes, eager and compiled (here the identity), each given its
     forward's graph once; the spec, which runs the forward too, is not timed. Every result matches the spec."""

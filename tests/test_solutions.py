@@ -77,6 +77,7 @@ def test_a_solutions_beyond_the_lesson_path_passes_every_case(puzzle, tmp_path):
 
 
 @pytest.mark.puzzle16
+@pytest.mark.slow
 def test_puzzle_16s_atomics_variant_is_right_and_only_its_atomics_are_refused(tmp_path):
     """The "beyond the lesson" launcher that scatters dk and dv with atomics (for the benchmark) gets every gradient
     of every case right, and grading refuses it for its atomics (and, in the interpreter, for the zeros of a node
