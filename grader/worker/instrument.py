@@ -30,9 +30,11 @@ checking values only.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import inspect
 import linecache
 import os
@@ -43,6 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 _TAG = "_grader_region"
+_DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
+_SPLAT = "_grader_splat"  # on a block: made by splatting one value (tl.zeros, tl.full, a scalar broadcast)
 _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
     "create_masked_load": ("load", 0, 1),
     "create_masked_store": ("store", 0, 2),
@@ -87,8 +91,10 @@ class Region:
     floating: bool = True  # a floating-point tensor (else an integer or boolean one: indices, pointers)
     given: bool = False  # an input the grader passed (watched by name), not a tensor the launcher made
     params: list[str] = field(default_factory=list)  # kernel parameter names it was passed as
-    loads: int = 0  # distinct elements per load, summed over loads
-    stores: int = 0  # distinct elements per store, summed over stores
+    # Bytes, as the hardware moves them: each load or store counts its distinct lanes times the lane's width (an
+    # int64 view of a float32 tensor reads 8 bytes a lane), and each atomic lane reads and writes its width.
+    load_bytes: int = 0
+    store_bytes: int = 0
     atomics: int = 0  # atomic lanes (each one updates)
     written: np.ndarray = None  # one flag per element: stored to (or atomically updated) at least once
     map: RegionMap | None = None  # per element, who read and wrote it (only when the recorder keeps maps)
@@ -99,6 +105,16 @@ class Region:
     @property
     def end(self) -> int:
         return self.start + self.numel * self.itemsize
+
+    @property
+    def loads(self) -> int | float:
+        """Bytes loaded, in elements of this tensor (a whole number unless a narrower view read part of one)."""
+        return _in_elements(self.load_bytes, self.itemsize)
+
+    @property
+    def stores(self) -> int | float:
+        """Bytes stored, in elements of this tensor."""
+        return _in_elements(self.store_bytes, self.itemsize)
 
     def describe(self) -> str:
         passed = [p for p in self.params if p != self.label]
@@ -216,6 +232,12 @@ class Violation:
     code: str          # that line's source
     shape: tuple = ()  # the shape of the block of pointers
     others: tuple = ()  # further tensors the pointer may point into (tl.where between pointers)
+    width: int = 0  # bytes each lane moves (its pointer's element type)
+
+    @property
+    def wider(self) -> bool:
+        """Whether each lane moves more bytes than an element of the tensor holds (a view of another dtype)."""
+        return self.region is not None and self.width > self.region.itemsize
 
     def message(self) -> str:
         if self.region is None:
@@ -225,6 +247,9 @@ class Violation:
             either = "".join(f" or {r.describe()}" for r in self.others)
             target = (f"out-of-bounds {self.kind} on {self.region.describe()}{either}: {self.lanes} of {self.active} "
                       f"unmasked lanes outside it (offsets {offs}; valid 0..{self.region.numel - 1})")
+            if self.wider:
+                target += (f"; each lane moves {self.width} bytes, and an element of {self.region.label} holds "
+                           f"{self.region.itemsize}: a lane's last byte must lie inside too")
         return (f"{target}\n  in program {self.program} at {self.where}: {self.code}\n"
                 "  (the kernel was stopped before this access ran; later loads and stores were not checked)")
 
@@ -239,12 +264,22 @@ class Race:
     second: tuple  # the program that stored or loaded it after
     where: str
     code: str
+    via: str = ""  # an atomic that overwrites, for a write ("tl.atomic_cas outside a retry loop")
+    same: bool = False  # a write of the very bytes the first program stored
 
     def message(self) -> str:
         name = self.region.element(self.element)
         passed = [p for p in self.region.params if p not in (self.region.label, f"{self.region.label}_ptr")]
         name += f" (passed as {', '.join(passed)})" if passed else ""
-        if self.kind == "write":
+        if self.kind == "write" and self.same:
+            what = (f"programs {self.first} and {self.second} both wrote {name}, the same value: each output element "
+                    "is written by one program. Blocks that overlap do the work twice, and on a GPU two programs "
+                    "that write one element race (mask the lanes past the end instead of shifting a block back)")
+        elif self.kind == "write" and self.via:
+            what = (f"programs {self.first} and {self.second} both wrote {name} with {self.via}; on a GPU they "
+                    "run at the same time, so one update can be lost (a compare-and-swap only updates safely in a "
+                    "loop that retries until the value it compared is the value it found)")
+        elif self.kind == "write":
             what = (f"programs {self.first} and {self.second} both wrote {name}; on a GPU they run at the same "
                     "time, so one update can be lost")
         else:
@@ -288,6 +323,15 @@ class Recorder:
         # Set by the grader where the lesson is tensor cores: tl.dot operands must be 16-bit. A float32 operand
         # runs as TF32 on the GPU, and float16 converts to TF32 exactly, so no tolerance could see it.
         self.dots_16bit = False
+        # Every counted tl.dot call: (its kernel line, multiply-adds, M, N); its index is the id the blocks computed
+        # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
+        self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
+        self.live_dots: set[int] = set()
+        # Set by the grader where blocks are the lesson (Puzzle.lesson_blocks): (the widest block the case gives,
+        # sizes of the case a block may equal). Every block shape that runs is held to it; the first wider one is
+        # kept in wide_tile as (its width, where, code).
+        self.tile_limit: tuple[int, frozenset] | None = None
+        self.wide_tile: tuple[int, str, str] | None = None
         self._accesses_since_watch = 0
         self.traffic = Traffic()
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
@@ -388,8 +432,10 @@ class Recorder:
         return () if region is None else (region,)
 
     # -- accesses ---------------------------------------------------------------------
-    def _access(self, kind: str, ptrs, mask, value=None):
-        """Check and count one load, store (of `value`) or atomic, before it runs."""
+    def _access(self, kind: str, ptrs, mask, value=None, racy: str = ""):
+        """Check and count one load, store (of `value`) or atomic, before it runs. Each lane moves the bytes of
+        the pointer's element type, and all of them must lie inside its tensor. `racy` names an atomic the race
+        detector treats as a store (an exchange, or a compare-and-swap outside a retry loop)."""
         self._accesses_since_watch += 1
         if self._accesses_since_watch >= WATCH_EVERY:
             self._watch()
@@ -397,35 +443,38 @@ class Recorder:
         active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
             np.asarray(mask.data, dtype=bool), data.shape)
         addrs = data[active].astype(np.int64)
+        width = _lane_bytes(ptrs)
         values = None if value is None else np.broadcast_to(np.asarray(value.data), data.shape)[active]
         regions = self._regions_for(ptrs, active)
         self._count_lanes(kind, data, active, regions)
         if not regions:
             if addrs.size:
-                self._stop(kind, None, addrs.size, addrs.size, [], data.shape)
+                self._stop(kind, None, addrs.size, addrs.size, [], data.shape, width=width)
             return
         owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
         for index, region in enumerate(regions):
             offsets = addrs - np.int64(region.start)
-            inside = (owner < 0) & (offsets >= 0) & (offsets < region.numel * region.itemsize) \
-                & (offsets % region.itemsize == 0)
+            inside = (owner < 0) & (offsets >= 0) & (offsets + width <= region.numel * region.itemsize)
             owner[inside] = index
         bad = owner < 0
         if bad.any():
             for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
                 if region.map is not None and (owner == index).any():
-                    elements = (addrs[owner == index] - np.int64(region.start)) // region.itemsize
+                    elements = _spanned(addrs[owner == index] - np.int64(region.start), width, region.itemsize)
                     region.map.touch(kind, len(self.program_names) - 1, np.unique(elements))
             region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
-            first = sorted(set(((addrs[bad] - np.int64(region.start)) // region.itemsize).tolist()))[:4]
+            offsets = addrs[bad] - np.int64(region.start)
+            size = region.numel * region.itemsize
+            outside = np.where((offsets >= 0) & (offsets < size), size, offsets)  # each lane's first byte outside
+            first = sorted(set((outside // region.itemsize).tolist()))[:4]
             self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape,
-                       [r for r in regions if r is not region])
+                       [r for r in regions if r is not region], width)
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
             mine = addrs[lanes]
             if mine.size:
-                self._count(kind, region, (mine - np.int64(region.start)) // region.itemsize,
-                            None if values is None else values[lanes])
+                self._count(kind, region, mine - np.int64(region.start), width,
+                            None if values is None else values[lanes], racy)
 
     def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
         """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
@@ -450,33 +499,46 @@ class Recorder:
                         & (offsets % region.itemsize == 0)
                     region.map.masked[offsets[inside] // region.itemsize] = True
 
-    def _count(self, kind: str, region: Region, elements: np.ndarray, values=None):
-        """Count one access's lanes in `region` (element indices; a store's `values` beside them), in all and
-        for this program."""
+    def _count(self, kind: str, region: Region, offsets: np.ndarray, width: int, values=None, racy: str = ""):
+        """Count one access's lanes in `region` (byte offsets of lanes `width` bytes wide; a store's `values` beside
+        them), in all and for this program, in bytes."""
         ordinal = len(self.program_names) - 1
-        if kind == "atomic":  # every lane updates, duplicates included; no race: the hardware orders them
-            region.atomics += elements.size
+        program = (self._grid_launches, self.program)
+        if kind == "atomic":  # every lane reads and writes, duplicates included: the hardware applies each one
+            elements = _spanned(offsets, width, region.itemsize)
+            moved = offsets.size * width
+            region.atomics += offsets.size
+            region.load_bytes += moved
+            region.store_bytes += moved
+            _add(self.program_loads, program, region, moved / region.itemsize)
+            touched = np.unique(elements)
+            _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[touched])))
             region.written[elements] = True
             if region.map is not None:
                 region.map.touch(kind, ordinal, elements)
+            if racy:  # no race among atomics that add: the hardware orders them; these overwrite
+                self._check_write_race(region, touched, racy)
             return
-        distinct, first = np.unique(elements, return_index=True)  # a GPU coalesces lanes with one address
-        program = (self._grid_launches, self.program)
+        lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
+        moved = lanes.size * width
+        distinct = np.unique(_spanned(lanes, width, region.itemsize))
         if region.map is not None:
             region.map.touch(kind, ordinal, distinct)
         if kind == "load":
-            region.loads += distinct.size
-            _add(self.program_loads, program, region, distinct.size)
+            region.load_bytes += moved
+            _add(self.program_loads, program, region, moved / region.itemsize)
             self._check_read_race(region, distinct)
             return
-        region.stores += distinct.size
+        region.store_bytes += moved
         _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[distinct])))
         region.written[distinct] = True
-        self._check_write_race(region, distinct, None if values is None else values[first])
+        self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
+                               else values[first])
 
-    def _check_write_race(self, region: Region, elements: np.ndarray, values):
-        """A store over another program's store in this launch races, unless it writes the same bytes
-        (an overlapping last tile that recomputes its neighbour's elements is safe)."""
+    def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
+        """A store over another program's store in this launch races: each element is written by one program.
+        Two programs storing the same bytes race too (the GPU would do that work twice, and the interpreter's
+        order is no GPU's); the report says so. `via` names an atomic that overwrites (see _access)."""
         owners = self._stored_by.get(region)
         if owners is None:
             owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
@@ -484,12 +546,11 @@ class Recorder:
         if self.race is None or self.race.kind == "read" or region.map is not None:
             before = owners[elements]
             clash = np.flatnonzero((before >= 0) & (before != me))
-            if clash.size:
-                clash = clash[~_holds(region, elements[clash], None if values is None else values[clash])]
             if clash.size and region.map is not None:
                 region.map.raced[elements[clash]] = True
             if clash.size and (self.race is None or self.race.kind == "read"):
-                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]))
+                same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same)
         owners[elements] = me
 
     def _check_read_race(self, region: Region, elements: np.ndarray):
@@ -503,9 +564,10 @@ class Recorder:
         if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
-    def _race(self, kind, region, element, first):
+    def _race(self, kind, region, element, first, via="", same=False):
         where, code = _kernel_line()
-        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code)
+        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
+                         same)
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
@@ -518,10 +580,10 @@ class Recorder:
         lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
         return f"note: {MASK_FIX_ADVICE}{lines}"
 
-    def _stop(self, kind, region, lanes, active, offsets, shape, others=()):
+    def _stop(self, kind, region, lanes, active, offsets, shape, others=(), width=0):
         where, code = _kernel_line()
         self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(shape),
-                                   tuple(others))
+                                   tuple(others), width)
         raise AccessViolation(self.violation.message())
 
     def _tag(self, result, args):
@@ -535,9 +597,65 @@ class Recorder:
             result.attr[_TAG] = (self, tuple(regions))
 
 
+    def _carry_dots(self, result, handles, multiply: bool):
+        """Let `result` carry the ids of the tl.dot calls its operands came from; none through a product with a
+        block of constant zeros (x * 0.0: nothing of x reaches the result)."""
+        attr = getattr(result, "attr", None)
+        if not isinstance(attr, dict):
+            return
+        handles = [h for h in handles if isinstance(getattr(h, "attr", None), dict)]
+        if multiply and any(h.attr.get(_SPLAT) and not np.any(h.data) for h in handles):
+            return
+        found = [h.attr[_DOTS] for h in handles if _DOTS in h.attr]
+        if found:
+            attr[_DOTS] = frozenset().union(*found)
+
+    def _mark_live(self, handles):
+        """The tl.dot calls whose results reach this store (through its value, pointer or mask) did real work."""
+        for handle in handles:
+            dots = getattr(handle, "attr", {}).get(_DOTS) if isinstance(getattr(handle, "attr", None), dict) else None
+            if dots:
+                self.live_dots |= dots
+
+    def _check_tile(self, result):
+        """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""
+        widest, sizes = self.tile_limit
+        shape = np.shape(getattr(result, "data", ()))
+        wider = [size for size in shape if size > widest and size not in sizes]
+        if wider and self.wide_tile is None:
+            where, code = _kernel_line()
+            self.wide_tile = (max(wider), where, code)
+
+    def dead_dot_work(self) -> int:
+        """Multiply-adds of tl.dot calls whose results never reached a store."""
+        return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if index not in self.live_dots)
+
+
 def _add(counts: dict, program: tuple, region: Region, amount: int):
     per_region = counts.setdefault(program, {})
     per_region[region] = per_region.get(region, 0) + amount
+
+
+def _in_elements(size: int, itemsize: int) -> int | float:
+    """Bytes as elements of `itemsize` bytes: an int when they divide evenly."""
+    return size // itemsize if size % itemsize == 0 else size / itemsize
+
+
+def _lane_bytes(ptrs) -> int:
+    """The bytes one lane of this pointer block moves: its element type's width (1 for a boolean)."""
+    element = getattr(getattr(ptrs, "dtype", None), "element_ty", None)
+    return max(getattr(element, "primitive_bitwidth", 8) // 8, 1)
+
+
+def _spanned(offsets: np.ndarray, width: int, itemsize: int) -> np.ndarray:
+    """The elements (of `itemsize` bytes) that lanes `width` bytes wide at these byte offsets touch, lane by lane
+    (duplicates kept): one each, unless a lane is wider than an element (an int64 view of a float32 tensor)."""
+    first = offsets // itemsize
+    if width <= itemsize:
+        return first
+    last = (offsets + width - 1) // itemsize
+    grid = first[:, None] + np.arange(int((last - first).max()) + 1)
+    return grid[grid <= last[:, None]]
 
 
 def _distance(region: Region, address: int) -> int:
@@ -617,6 +735,10 @@ def _hook_points():
                if not callable(getattr(builder, name, None))]
     if executor is None or "run" not in vars(executor):
         missing.append("InterpretedFunction.run")
+    if "apply" not in vars(getattr(interpreter, "ReduceScanOpInterface", object)):
+        missing.append("ReduceScanOpInterface.apply")
+    if not callable(getattr(interpreter, "_patch_lang_core", None)):
+        missing.append("_patch_lang_core")
     handle_fields = [f.name for f in dataclasses.fields(getattr(interpreter, "TensorHandle", object))] \
         if dataclasses.is_dataclass(getattr(interpreter, "TensorHandle", None)) else []
     if "attr" not in handle_fields:
@@ -684,7 +806,7 @@ def _bool_mask(mask):
     return interpreter.TensorHandle(np.asarray(mask.data) != 0, mask.dtype)
 
 
-def _wrap_memory_op(original, kind, ptr_at, mask_at):
+def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
     def wrapper(*args, **kwargs):
         mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
         if mask is not None and np.asarray(mask.data).dtype != np.bool_:  # also outside a recording
@@ -693,12 +815,12 @@ def _wrap_memory_op(original, kind, ptr_at, mask_at):
             if _active is not None:
                 _active._note_mask_fix()
         if _active is not None:
-            if kind == "atomic" and ptr_at == 1 and "XCHG" in str(args[0]).upper():
-                # an exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that
-                # races like a plain store, so it is tracked as one
-                _active._access("store", args[ptr_at], mask, args[ptr_at + 1])
+            if kind == "atomic":
+                _active._access(kind, args[ptr_at], mask, racy=_overwriting_atomic(name, args))
             else:
                 _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
+            if kind != "load" and _active.dot_calls:
+                _active._mark_live(args)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
@@ -707,11 +829,59 @@ def _wrap_memory_op(original, kind, ptr_at, mask_at):
     return wrapper
 
 
-def _wrap_tagging(original):
+def _overwriting_atomic(name: str, args) -> str:
+    """'' for an atomic that only combines (add, max, ...); else what it is, for the race detector to treat it as
+    a store. An exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that loses
+    updates like a plain store. So does a compare-and-swap outside a `while` loop: when another program changed
+    the element first, it fails, and nothing tries again."""
+    if name == "create_atomic_rmw" and "XCHG" in str(args[0]).upper():
+        return "tl.atomic_xchg"
+    if name == "create_atomic_cas" and not _in_while_loop():
+        return "tl.atomic_cas outside a retry loop"
+    return ""
+
+
+def _in_while_loop() -> bool:
+    """Whether the learner's line running now is part of a retry loop: inside a `while` statement, or assigning
+    a name that a `while` tests (`seen = tl.atomic_cas(...)` before `while seen != old:`)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _TRITON_DIR)):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    return frame.f_lineno in _retry_lines("".join(linecache.getlines(frame.f_code.co_filename)))
+
+
+@functools.lru_cache(maxsize=32)
+def _retry_lines(source: str) -> frozenset[int]:
+    """The lines of this source inside a `while` statement, and those of assignments to a name a `while` tests."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.While)]
+    tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
+    lines = {line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in tested for t in node.targets):
+            lines.update(range(node.lineno, node.end_lineno + 1))
+    return frozenset(lines)
+
+
+def _wrap_tagging(original, name):
+    multiply = name in ("create_fmul", "create_mul")
+    splat = name == "create_splat"
+
     def wrapper(*args, **kwargs):
         result = original(*args, **kwargs)
         if _active is not None:
             _active._tag(result, args)
+            if splat and isinstance(getattr(result, "attr", None), dict):
+                result.attr[_SPLAT] = True
+            if _active.dot_calls:
+                _active._carry_dots(result, args, multiply)
+            if _active.tile_limit is not None:
+                _active._check_tile(result)
         return result
     return wrapper
 
@@ -741,19 +911,66 @@ def _wrap_dot(original):
                     if getattr(handle.dtype, "name", "") not in ("fp16", "bf16")]
             if wide:  # the learner's line is added by the grader's report of the exception
                 raise DotNot16Bit(DOT_16BIT_RULE.format(found=" and ".join(wide)))
-        if _active is not None and (np.any(a.data) or np.any(b.data)):  # zeros by zeros: no work (one zero block
-            # may be honest: queries that are all 0)
+        result = original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
+        if _active is None:
+            return result
+        counted = None
+        if np.any(a.data) or np.any(b.data):  # zeros by zeros: no work (one zero block may be honest: queries
+            # that are all 0)
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
             _active.dots += 1
             _active.dot_work += work
             frame = sys._getframe(1)  # the kernel's line, found again in the compiled TTIR (gpu_compile)
             while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _TRITON_DIR)):
                 frame = frame.f_back
+            line = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("?", 0)
             if frame is not None:
-                line = (frame.f_code.co_filename, frame.f_lineno)
                 calls, total = _active.dot_lines.get(line, (0, 0))
                 _active.dot_lines[line] = (calls + 1, total + work)
-        return original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
+            counted = len(_active.dot_calls)
+            _active.dot_calls.append((line, work, m, n))
+        _active._carry_dots(result, args[:3], multiply=False)  # what the operands and the accumulator came from
+        if counted is not None and isinstance(getattr(result, "attr", None), dict):
+            result.attr[_DOTS] = result.attr.get(_DOTS, frozenset()) | {counted}
+        return result
+    return wrapper
+
+
+def _wrap_reduce(apply):
+    """Reductions and scans (tl.sum, tl.max, ...) build their blocks outside the builder: their results carry
+    the tl.dot ids of their inputs too."""
+    def wrapper(self, input, *args, **kwargs):
+        result = apply(self, input, *args, **kwargs)
+        if _active is not None and _active.dot_calls:
+            inputs = input if isinstance(input, (tuple, list)) else (input,)
+            handles = [getattr(value, "handle", None) for value in inputs]
+            for value in result if isinstance(result, (tuple, list)) else (result,):
+                _active._carry_dots(getattr(value, "handle", None), handles, multiply=False)
+        return result
+    return wrapper
+
+
+def _tensor_range(original_range):
+    """tl.range as the GPU runs it: its loop variable is a tensor (int32, or int64 where a bound is), so
+    `i.to(tl.int64)` works; the interpreter's own gives Python ints. tl.static_range keeps ints (constexprs)."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    def loop(arg1, arg2=None, step=None, **kwargs):
+        bounds = [arg1, arg2, step]
+        wide = any(getattr(getattr(v, "dtype", None), "name", "") in ("int64", "uint64")
+                   or (isinstance(v, int) and not -2**31 <= v < 2**31) for v in bounds if v is not None)
+        dtype, numpy_type = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+        for value in original_range(arg1, arg2, step, **kwargs):
+            yield tl.tensor(interpreter.TensorHandle(np.array([value], dtype=numpy_type), dtype), dtype)
+    return loop
+
+
+def _wrap_patch_lang_core(patch):
+    def wrapper(lang, scope, *args, **kwargs):
+        result = patch(lang, scope, *args, **kwargs)
+        scope.set_attr(lang, "range", _tensor_range(lang.range))
+        return result
     return wrapper
 
 
@@ -765,10 +982,12 @@ def _install():
     interpreter, builder, executor, _ = _hook_points()
     for name in dir(builder):
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
-            setattr(builder, name, _wrap_tagging(getattr(builder, name)))
+            setattr(builder, name, _wrap_tagging(getattr(builder, name), name))
     for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
-        setattr(builder, name, _wrap_memory_op(getattr(builder, name), kind, ptr_at, mask_at))
+        setattr(builder, name, _wrap_memory_op(getattr(builder, name), name, kind, ptr_at, mask_at))
     builder.create_dot = _wrap_dot(builder.create_dot)
+    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
+    interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
 
     set_grid_idx, set_grid_dim = builder.set_grid_idx, builder.set_grid_dim
 

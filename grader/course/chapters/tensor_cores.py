@@ -79,6 +79,7 @@ MATMUL = Puzzle(
     Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
     hints=MATMUL_HINTS,
     budgets=(Dots("-(-M // BM) * BM * -(-N // BN) * BN * K", says="M*N*K (M, N rounded up to whole blocks)",
+                  launched=(("BM", "M"), ("BN", "N")),
                   lesson="Multiply the blocks with tl.dot, so the tensor cores do the work: every step along K, "
                          "the last, partial one too."),
              Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
@@ -179,6 +180,7 @@ ATTENTION = Puzzle(
              Reads("v", 1, per="program", block=("o", "BQ*D"),
                    lesson="Each query block reads every value once, in the key loop."),
              Dots("2 * -(-N // BQ) * BQ * T * D", says="2*N*T*D (N rounded up to whole BQ blocks)",
+                  launched=(("BQ", "M"),),
                   lesson="Both products, q k^T and p v, are tl.dot calls, in every key block, the last one too."),
              Writes("o", 1, lesson="Store each row of o once, after the key loop.")),
     lesson_blocks=("BK",))

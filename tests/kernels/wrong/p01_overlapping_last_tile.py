@@ -1,6 +1,8 @@
 """Puzzle 1 with no mask at all: the last program shifts its block back to end at N0, so it recomputes
-elements its neighbour already stored. Both store the same values, so this is no race. (Needs N0 >= B0;
-smaller vectors use one block of the next power of two with a mask.)"""
+elements its neighbour already stored. Both store the same values, yet it fails as a race: each output
+element is written by one program (the overlap is work done twice, and which store lands last is up to the
+GPU). The right way is a mask on the last block. (Needs N0 >= B0; smaller vectors use one block of the next
+power of two with a mask.)"""
 
 import torch
 import triton
