@@ -347,13 +347,33 @@ class Recorder:
         return region
 
     def _region_for_tensor(self, label: str, tensor) -> Region:
+        """The region of this tensor: one already seen that holds all of its memory (a view of it: `z[i]`, an
+        int64 view of a float32 input), or a new one spanning the tensor's whole allocation, so that kernels
+        launched on different views of one buffer all count as accesses to that buffer."""
         region = self.region_of(tensor)
-        if region is None:
-            region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size(), tuple(tensor.shape),
-                            tensor.is_floating_point())
-            if self.maps:
-                region.map = RegionMap.empty(region.numel)
-            self.regions.append(region)
+        if region is not None:
+            return region
+        start, numel, shape = tensor.data_ptr(), tensor.numel(), tuple(tensor.shape)
+        try:
+            storage = tensor.untyped_storage()
+            low, size = storage.data_ptr(), storage.nbytes()
+        except Exception:  # no storage to speak of (a tensor subclass): the tensor alone
+            low, size = start, numel * tensor.element_size()
+        for region in self.regions:
+            if region.start <= start and start + numel * tensor.element_size() <= region.end:
+                return region
+        base = getattr(tensor, "_base", None)
+        if size % tensor.element_size() == 0 and size >= numel * tensor.element_size():
+            start, numel = low, size // tensor.element_size()
+            if base is not None and base.data_ptr() == low and base.numel() * base.element_size() == size \
+                    and base.element_size() == tensor.element_size():
+                shape = tuple(base.shape)
+            elif base is not None or tensor.numel() != numel:
+                shape = (numel,)
+        region = Region(label, start, numel, tensor.element_size(), shape, tensor.is_floating_point())
+        if self.maps:
+            region.map = RegionMap.empty(region.numel)
+        self.regions.append(region)
         return region
 
     def region_of(self, tensor) -> Region | None:
