@@ -15,9 +15,12 @@ from collections.abc import Callable
 
 from grader import env
 
-MODE = env.choose_mode()
+# Chosen now, before any kernel is defined, where a notebook or a script imports the grader. `python -m grader` and
+# the grader's own processes (started as `python -c ...`) choose later, so that a stub is answered without
+# importing torch (grader.show.quick).
+MODE = None if sys.argv[:1] in (["-m"], ["-c"]) else env.choose_mode()
 
-if MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may be called before any check
+if MODE is not None and MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may run before a check
     from grader.worker import instrument
 
     instrument.install()
@@ -40,7 +43,8 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
     from grader.show import report
 
     found = registry.find(puzzle)
-    problems = env.version_problems(MODE)
+    mode = MODE or env.choose_mode()
+    problems = env.version_problems(mode)
     if problems:
         raise RuntimeError("\n".join(problems))
     seed = secrets.randbelow(2**31) if seed is None else seed
@@ -50,7 +54,7 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
         source = "<unknown>"
     if "ipykernel_" in source:
         source = "this notebook"
-    result = inprocess.grade(found, launcher, seed, MODE.device, source, MODE.name, timeout)
+    result = inprocess.grade(found, launcher, seed, mode.device, source, mode.name, timeout)
     call = f"grader.check({found.number}, {getattr(launcher, '__name__', 'launcher')}"
     print(report.format_result(result, call + ")", f"{call}, seed={seed})", verbose,
                                "verbose=True shows every failure in full"))

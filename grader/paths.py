@@ -18,10 +18,13 @@ def source_path(puzzle, impl: str = "puzzles", file: str | None = None) -> Path:
 
 
 def shown(path: Path) -> str:
-    """A path as the learner would type it: relative to the repository when inside it; a control character in
-    it (a newline, an escape) as a '?', so it cannot break or forge a report's line."""
-    try:
-        text = str(path.relative_to(ROOT))
-    except ValueError:
-        text = str(path)
-    return one_line(text)
+    """A path as the learner would type it: relative to the repository or the working directory when inside
+    one, else its name alone (a classroom's scratch folders stay out of a student's report); a control character
+    in it (a newline, an escape) as a '?', so it cannot break or forge a report's line."""
+    path = Path(path)
+    for base in (ROOT, Path.cwd()):
+        try:
+            return one_line(str(path.resolve().relative_to(base.resolve())))
+        except (ValueError, OSError):
+            continue
+    return one_line(path.name)

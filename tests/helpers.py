@@ -1,6 +1,7 @@
 """Shared helpers for the grader's own tests."""
 
 import ast
+import atexit
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from grader import env, inprocess
 from grader.course import registry
 from grader.course.stubs import lesson_form, make_stub
-from grader.judge import verdict
+from grader.judge import runner, verdict
 from grader.worker import loader
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,18 +60,38 @@ def stub_text(puzzle) -> str:
     return make_stub(solution_text(puzzle), puzzle.number)
 
 
-def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=False) -> verdict.PuzzleResult:
-    """Grade the launcher in `path` in this process, exactly as `--file` loads it."""
+_BUILT = tempfile.mkdtemp(prefix="grader-tests-")  # where kernel-only grading builds its modules in these tests
+atexit.register(shutil.rmtree, _BUILT, ignore_errors=True)
+
+
+def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=False,
+               own_launcher=False) -> verdict.PuzzleResult:
+    """Grade the file at `path` in this process as `--file` grades it: its kernels under the puzzle's launcher
+    (the judge reads them, a worker's loader builds the module), or with `own_launcher` the whole file imported."""
     puzzle = registry.find(puzzle)
-    launcher = loader.load_launcher(puzzle, file=str(path))
-    return inprocess.grade(puzzle, launcher, seed, "cpu", str(path), "interpreter", timeout, first_failure)
+    if own_launcher:
+        launcher = loader.load_launcher(puzzle, file=str(path))
+        return inprocess.grade(puzzle, launcher, seed, "cpu", str(path), "interpreter", timeout, first_failure)
+    job, decided, notes = runner.read_submission(puzzle, "puzzles", str(path))
+    if job is None:
+        return verdict.assemble(puzzle, decided, seed, "interpreter", str(path), notes)
+    try:
+        launcher = loader.load_kernels(puzzle, job, "cpu", folder=tempfile.mkdtemp(dir=_BUILT))
+    except loader.LoadError as exc:
+        return verdict.assemble(puzzle, [verdict.CaseResult("import", False, "error", str(exc))], seed,
+                                "interpreter", str(path), notes)
+    result = inprocess.grade(puzzle, launcher, seed, "cpu", str(path), "interpreter", timeout, first_failure,
+                             trusted_launcher=True)
+    result.notices[:0] = notes
+    return result
 
 
-def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=True) -> verdict.PuzzleResult:
+def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=True,
+               own_launcher=False) -> verdict.PuzzleResult:
     """Grade source text as a submission; by default only up to its first failing case."""
     path = tmp_path / f"{registry.find(puzzle).module}_under_test.py"
     path.write_text(text)
-    return grade_file(puzzle, path, seed, timeout, first_failure)
+    return grade_file(puzzle, path, seed, timeout, first_failure, own_launcher)
 
 
 def failed_case(result):

@@ -37,7 +37,6 @@ import re
 import sys
 from typing import NamedTuple
 
-from grader.course.registry import PUZZLES
 from grader.paths import ROOT
 
 _BEGIN = re.compile(r"^(?P<indent>\s*)# >>> solution(?P<launcher> \(launcher\))?: (?P<size>.+)$")
@@ -123,6 +122,8 @@ def _notebook_text(path, stubs: dict) -> str:
 
 def expected_files() -> dict:
     """{path: the text it should have}: every puzzle stub, and every notebook with stub cells."""
+    from grader.course.registry import PUZZLES
+
     files, stubs = {}, {}
     for puzzle in PUZZLES:
         path = ROOT / "solutions" / f"{puzzle.module}.py"

@@ -1,5 +1,26 @@
 """Read a submission without running it.
 
+Kernel-only grading (the default for puzzles/, --file, --gradescope and scripts/grade_submission.sh) takes a
+file at its word: "what you write: the body of the kernel; the launcher is given". ``read_kernels`` parses the
+file with ``ast`` and keeps its @triton.jit functions, its module-level constants that are literals (``B = 64``,
+``EPS = tl.constexpr(1e-6)``) and its imports of triton and triton.language; nothing else of the file is ever
+executed, in any process: no module-level code, no launcher, no decorator but @triton.jit. Before anything
+compiles them, the kernels are held to an allowlist, because Triton evaluates constexpr expressions as Python at
+compile time, and the interpreter runs a kernel as Python:
+
+- names: the kernel's parameters and locals, the triton imports (tl, triton, libdevice), other @triton.jit
+  functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``);
+- no name, attribute or keyword starting with ``_``, no attribute assignment;
+- an attribute reached through a triton module must name something of triton.language (``tl.core.builtins``,
+  ``triton.runtime`` are refused); an attribute of a value must be one of triton.language's types'
+  (``x.to``, ``x.shape``, ``desc.load``), never ``format`` (which reads attributes through a format string);
+- statements and expressions Triton compiles (``_KERNEL_NODES``): no lambdas, comprehensions, f-strings,
+  imports, try, with, global, nested functions or classes; no inline assembly.
+
+The worker then compiles the kernels for the GPU (``grader.worker.gpu_compile``) before the interpreter runs
+them, and runs them under the puzzle's own launcher (``given``): the lesson's block sizes, grid and launches are
+the puzzle's by construction.
+
 ``vet_submission`` is the static check of a file graded with its own launcher (``--own-launcher``): a file that
 imports the grader or reaches into the interpreter's machinery (``sys.modules``, stack frames, ``inspect``,
 ``ctypes``, ``gc``) or the process table (``os.kill``, ``signal``, ``subprocess``, ``/proc``) is refused with the
@@ -10,7 +31,14 @@ reach the same things in ways no reading of its source foresees.
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
+import re
+from dataclasses import dataclass
 from pathlib import Path
+
+from grader.course import index, stubs
+from grader.paths import ROOT
 
 # What a submission may not touch; a kernel and its launcher need none of it.
 _FORBIDDEN_MODULES = {"grader", "inspect", "ctypes", "gc", "signal", "subprocess", "importlib", "builtins",
@@ -67,3 +95,467 @@ def vet_submission(file: str) -> str | None:
             "\n  A kernel and its launcher need only triton, torch, numpy and math: remove these lines.")
 
 
+# -- the kernels: what kernel-only grading takes from a file ---------------------------------------------------
+
+MAX_BYTES = 1 << 20  # a puzzle file is a few kB; a larger one is refused before it is parsed
+MAX_DEPTH = 60  # nesting of the parsed tree: far above any kernel, and below what would exhaust the parser's stack
+# The builtins Triton's code generator accepts in a kernel (it evaluates them at compile time or lowers them).
+KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float"})
+# Attributes that reach past a value: str.format can read any attribute through its format string.
+_FORBIDDEN_VALUE_ATTRIBUTES = frozenset({"format", "format_map", "mro", "handle", "to_ir"})
+# Statements and expressions a kernel body may hold: what Triton's code generator compiles, less what it would
+# evaluate as Python (comprehensions, lambdas, f-strings) or what no kernel needs (imports, classes, try, with).
+_KERNEL_NODES = (
+    ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For,
+    ast.While, ast.If, ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Assert, ast.BoolOp, ast.BinOp,
+    ast.UnaryOp, ast.Compare, ast.Call, ast.keyword, ast.IfExp, ast.Attribute, ast.Subscript, ast.Slice, ast.Name,
+    ast.Constant, ast.Tuple, ast.List, ast.Load, ast.Store, ast.operator, ast.boolop, ast.unaryop, ast.cmpop,
+    ast.expr_context,
+)
+_MODULE_PREFIX = "triton.language"  # every module a kernel may reach (tl, tl.math, tl.extra.cuda.libdevice, ...)
+
+
+class Refused(Exception):
+    """A submission kernel-only grading will not take; the message names the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What a puzzle file holds, read with ``ast``: its @triton.jit functions, its literal constants and its
+    triton imports (the kernels' world), and its other top-level functions (the launcher and its helpers)."""
+    jit: dict  # name -> ast.FunctionDef
+    constants: dict  # name -> the node that assigns it
+    imports: dict  # bound name -> the import node
+    functions: dict  # name -> ast.FunctionDef of the other top-level functions
+    lines: list  # the file's lines
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """A submission as kernel-only grading takes it: the text of a module holding only its @triton.jit functions,
+    literal constants and triton imports, on the lines where the file has them (every other line blank, so
+    messages quote the learner's line numbers); what the puzzle's launcher must find in it; and notes for the
+    report (a launcher that differs from the puzzle's)."""
+    text: str
+    name: str  # the file's name, as messages show it
+    kernels: tuple[str, ...]  # the puzzle's kernels, as the submission defines them
+    notes: tuple[str, ...]
+    started: bool  # False when every kernel is still the stub's (nothing to run)
+
+
+def _depth(node: ast.AST, limit: int) -> int:
+    """The nesting depth of a tree, counted up to `limit` (without recursion, so a hostile file cannot exhaust
+    the stack)."""
+    deepest, frontier = 0, [(node, 1)]
+    while frontier:
+        node, depth = frontier.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        frontier.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def parse(text: bytes | str, name: str) -> ast.Module:
+    """The file's tree; Refused, with the reason in a line, for anything that is not a Python file of sane size."""
+    if len(text) > MAX_BYTES:
+        raise Refused(f"{name} is {len(text):,} bytes; a puzzle file is a few kB (the limit is {MAX_BYTES:,})")
+    try:
+        source = text.decode("utf-8") if isinstance(text, bytes) else text
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{name} is not UTF-8 text (byte {exc.start}): save it as a Python file") from None
+    try:
+        tree = ast.parse(source, filename=name)
+    except SyntaxError as exc:
+        where = f"{name}:{exc.lineno}: " if exc.lineno else f"{name}: "
+        raise Refused(f"{where}SyntaxError: {exc.msg}" + (f"\n  {exc.text.strip()}" if exc.text else "")) from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; expressions nested thousands deep
+        raise Refused(f"{name} cannot be parsed as Python: {type(exc).__name__}") from None
+    if _depth(tree, MAX_DEPTH) > MAX_DEPTH:
+        raise Refused(f"{name} nests expressions more than {MAX_DEPTH} deep; no kernel needs that")
+    return tree
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """'triton.language.constexpr' for a chain of names, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def _is_literal(node: ast.AST) -> bool:
+    """A number, string, bool or None (negated or not), or a tuple of those."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+        return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+            not isinstance(node.value, bool)
+    if isinstance(node, ast.Tuple):
+        return all(_is_literal(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None)))
+
+
+def _constant_value(node: ast.AST, aliases: dict) -> ast.AST | None:
+    """The literal a module-level constant holds (`64`, `tl.constexpr(1e-6)`), else None."""
+    if _is_literal(node):
+        return node
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and _is_literal(node.args[0]):
+        if _resolve_alias(_dotted(node.func), aliases) == "triton.language.constexpr":
+            return node.args[0]
+    return None
+
+
+def _resolve_alias(dotted: str | None, aliases: dict) -> str | None:
+    """'tl.constexpr' -> 'triton.language.constexpr', through the file's triton imports."""
+    if not dotted:
+        return None
+    head, _, rest = dotted.partition(".")
+    if head not in aliases:
+        return None
+    return f"{aliases[head]}.{rest}" if rest else aliases[head]
+
+
+def _triton_import(node: ast.AST) -> dict | None:
+    """{bound name: dotted module or object} for an import of triton, triton.language or below; None for others."""
+    bound = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name != "triton" and not alias.name.startswith(_MODULE_PREFIX):
+                return None
+            bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else "triton"
+        return bound
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        if node.module == "triton":
+            names = {a.name for a in node.names}
+            if not names <= {"language", "jit"}:
+                return None
+        elif not node.module.startswith(_MODULE_PREFIX):
+            return None
+        for alias in node.names:
+            if alias.name == "*":
+                return None
+            bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        return bound
+    return None
+
+
+def _is_jit(decorator: ast.AST, aliases: dict) -> bool:
+    return _resolve_alias(_dotted(decorator), aliases) == "triton.jit"
+
+
+def read_parts(tree: ast.Module, text: str) -> Parts:
+    """Sort a module's top-level statements into the kernels' world and the rest (see ``Parts``)."""
+    jit, constants, imports, functions, aliases = {}, {}, {}, {}, {}
+    for node in tree.body:
+        found = _triton_import(node)
+        if found is not None:
+            aliases.update(found)
+            imports.update({name: node for name in found})
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            (jit if any(_is_jit(d, aliases) for d in node.decorator_list) else functions)[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and node.value is not None and \
+                    _constant_value(node.value, aliases) is not None:
+                constants[targets[0].id] = node
+    return Parts(jit, constants, imports, functions, text.splitlines())
+
+
+def _aliases(parts: Parts) -> dict:
+    aliases = {}
+    for node in {id(n): n for n in parts.imports.values()}.values():
+        aliases.update(_triton_import(node))
+    return aliases
+
+
+def _refuse_decorators(parts: Parts, name: str, aliases: dict, tree: ast.Module) -> None:
+    """Refused for autotune and heuristics (the launcher passes the block sizes), and for any other decorator on a
+    kernel."""
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            called = decorator.func if isinstance(decorator, ast.Call) else decorator
+            what = _resolve_alias(_dotted(called), aliases) or _dotted(called) or ast.unparse(called)
+            if what.endswith(("autotune", "heuristics")):
+                raise Refused(f"{name}:{decorator.lineno}: @{what.split('.')[-1]} on {node.name}: the puzzle's "
+                              "launcher passes the block sizes, so a kernel takes them as tl.constexpr parameters. "
+                              "Remove the decorator (`--own-launcher` grades your own launcher, for practice)")
+            if node.name in parts.jit and not _is_jit(decorator, aliases):
+                raise Refused(f"{name}:{decorator.lineno}: @{ast.unparse(decorator)[:60]} on the kernel "
+                              f"{node.name}: a kernel takes @triton.jit alone")
+
+
+def _value_attributes() -> frozenset:
+    """The attributes a kernel may read of a value (a block, a descriptor, a dtype, a constexpr): the public ones
+    of triton.language's types, less those that reach past the value (``_FORBIDDEN_VALUE_ATTRIBUTES``)."""
+    import triton.language as tl
+
+    types = [tl.tensor, tl.dtype, tl.pointer_type, tl.block_type, tl.constexpr]
+    types += [getattr(tl.core, n) for n in ("tensor_descriptor_base", "tensor_descriptor") if hasattr(tl.core, n)]
+    names = {n for t in types for n in dir(t) if not n.startswith("_")}
+    # attributes set on instances, so not in dir() of their class
+    names |= {"shape", "dtype", "type", "numel", "value", "element_ty", "base", "strides", "block_shape", "name",
+              "primitive_bitwidth", "int_bitwidth", "int_signedness", "fp_mantissa_width", "scalar"}
+    return frozenset(names - _FORBIDDEN_VALUE_ATTRIBUTES)
+
+
+def _module_object(dotted: str):
+    """The object a dotted name under triton names (import it), or None if there is none."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            value = getattr(value, attr, None)
+            if value is None:
+                return None
+        return value
+    return None
+
+
+def _inside_triton_language(value) -> bool:
+    """Whether an object a kernel reaches through a module belongs to triton.language: a module under it, a
+    function or class defined in it, a dtype or constexpr of it, or a plain number or string."""
+    import triton.language as tl
+
+    if inspect.ismodule(value):
+        return value.__name__.startswith(_MODULE_PREFIX)
+    if isinstance(value, (tl.dtype, tl.constexpr, int, float, str, bool)):
+        return True
+    wrapped = getattr(value, "fn", None)  # triton.language's own @jit functions (tl.sum, tl.zeros, tl.cdiv)
+    module = getattr(wrapped if inspect.isfunction(wrapped) else value, "__module__", None) or ""
+    return module.startswith(_MODULE_PREFIX)
+
+
+def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
+                     elsewhere: dict) -> list[tuple[int, str]]:
+    """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
+    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message."""
+    problems = []
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    allowed = names | params | local | KERNEL_BUILTINS | set(aliases)
+    if fn.args.vararg or fn.args.kwarg:
+        problems.append((fn.lineno, "*args or **kwargs in a kernel's parameters"))
+    for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
+        if not _is_literal(default):
+            problems.append((default.lineno, f"the default {ast.unparse(default)[:40]}: a parameter's default "
+                                             "is a literal"))
+    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    for node in walked:
+        if isinstance(node, ast.FunctionDef):
+            problems.append((node.lineno, "a function defined inside a kernel: make it a @triton.jit function"))
+        elif not isinstance(node, _KERNEL_NODES):
+            problems.append((getattr(node, "lineno", fn.lineno), f"{type(node).__name__.lower()} "
+                             "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
+                             "try, with, global or class)"))
+        elif isinstance(node, ast.Name):
+            if node.id.startswith("_"):
+                problems.append((node.lineno, f"the name {node.id}: names starting with _ are not allowed"))
+            elif isinstance(node.ctx, ast.Load) and node.id not in allowed:
+                problems.append((node.lineno, f"the name {node.id}: " + elsewhere.get(
+                    node.id, "a kernel reads its parameters, its locals, tl, other @triton.jit functions and "
+                             "literal constants only")))
+        elif isinstance(node, ast.Attribute):
+            if node.attr.startswith("_"):
+                problems.append((node.lineno, f".{node.attr}: attributes starting with _ are not allowed"))
+            elif isinstance(node.ctx, ast.Store):
+                problems.append((node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with "
+                                              "tl.store, never attributes"))
+            else:
+                problems += _attribute_problems(node, aliases, values)
+        elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
+            problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
+        elif isinstance(node, ast.Call):
+            if _resolve_alias(_dotted(node.func), aliases) == "triton.language.inline_asm_elementwise":
+                problems.append((node.lineno, "tl.inline_asm_elementwise: inline assembly is not graded"))
+    return problems
+
+
+def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -> list[tuple[int, str]]:
+    """An attribute read: through a triton module, the object it names must belong to triton.language; on a value
+    (a block, a dtype), the attribute must be one of triton.language's types."""
+    dotted = _dotted(node)
+    resolved = _resolve_alias(dotted, aliases)
+    if resolved is not None:
+        value = _module_object(resolved)
+        if value is not None and not _inside_triton_language(value):
+            return [(node.lineno, f"{dotted}: a kernel reaches triton.language only")]
+        return []  # an attribute triton.language lacks fails in the compiler, with a "did you mean"
+    base = node.value
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    if isinstance(base, ast.Name) and base.id in aliases:
+        return []  # checked whole, at the outermost attribute of the chain
+    if node.attr not in values:
+        return [(node.lineno, f".{node.attr}: not an attribute of a Triton block, descriptor or dtype")]
+    return []
+
+
+def _stripped(node: ast.FunctionDef) -> str:
+    """A function's tree without its docstring, line numbers or formatting, for comparing two versions."""
+    body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and \
+        isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str) else node.body
+    copy = ast.FunctionDef(node.name, node.args, body or [ast.Pass()], node.decorator_list, node.returns,
+                           getattr(node, "type_comment", None), **({"type_params": []} if hasattr(node, "type_params")
+                                                                     else {}))
+    return ast.dump(copy, annotate_fields=False, include_attributes=False)
+
+
+@dataclass(frozen=True)
+class Given:
+    """What a puzzle gives: its stub's text with the learner's kernels left out (the launcher and its helpers, given
+    kernels, constants), the learner's kernels' names, and the stub's parts."""
+    text: str
+    kernels: tuple[str, ...]
+    parts: Parts
+
+
+def given(stub: str, solution: str) -> Given:
+    """The puzzle's own code from its stub: the learner's kernels (the @triton.jit functions that hold a
+    solution region in the solution) are blanked, their lines kept, so the rest keeps the stub's line numbers."""
+    stub_parts = read_parts(ast.parse(stub), stub)
+    solution_lines = solution.splitlines()
+    solution_parts = read_parts(ast.parse(solution), solution)
+    learner = tuple(name for name, node in solution_parts.jit.items()
+                    if any("# >>> solution" in line for line in solution_lines[node.lineno - 1:node.end_lineno]))
+    lines = stub.splitlines()
+    for name in learner:
+        node = stub_parts.jit[name]
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        for at in range(first - 1, node.end_lineno):
+            lines[at] = ""
+    return Given("\n".join(lines) + "\n", learner, stub_parts)
+
+
+def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: str) -> Kernels:
+    """Read a submission for kernel-only grading; Refused with the reason otherwise (module docstring)."""
+    tree = parse(text, name)
+    source = text.decode("utf-8") if isinstance(text, bytes) else text
+    parts = read_parts(tree, source)
+    aliases = _aliases(parts)
+    _refuse_decorators(parts, name, aliases, tree)
+    missing = [k for k in puzzle_given.kernels if k not in parts.jit]
+    if missing:
+        found = f" (it defines {', '.join(sorted(parts.jit))})" if parts.jit else \
+            " (it defines no @triton.jit function)"
+        raise Refused(f"{name} defines no @triton.jit function `{missing[0]}`, the kernel the puzzle's launcher "
+                      f"launches{found}. Keep the puzzle's kernel names and parameters; write your code in their "
+                      "bodies")
+    started = any(_stripped(parts.jit[k]) != _stripped(puzzle_given.parts.jit[k]) for k in puzzle_given.kernels)
+    notes = _notes(tree, parts, puzzle_given.parts, name, launcher)
+    if not started:  # nothing will run: no allowlist to hold it to
+        return Kernels("", name, puzzle_given.kernels, tuple(notes), False)
+    given_aliases = _aliases(puzzle_given.parts)
+    names = set(parts.jit) | set(parts.constants) | set(puzzle_given.parts.constants) | \
+        {n for n in puzzle_given.parts.jit if n not in puzzle_given.kernels}
+    values = _value_attributes()
+    elsewhere = {function: "a plain Python function: a kernel calls @triton.jit functions only (put @triton.jit "
+                           "above it)" for function in parts.functions}
+    computed = _assigned(tree) - set(parts.constants)
+    elsewhere.update({value: "a module-level value that is not a literal: a kernel reads literal constants only "
+                             "(NAME = 64, or NAME: tl.constexpr = 64)" for value in computed})
+    problems = []
+    for fn in parts.jit.values():
+        problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere)
+    for constant in parts.constants:
+        if constant.startswith("_"):
+            problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with _ "
+                                                                "are not allowed"))
+    if problems:
+        listed = "".join(f"\n  {name}:{line}: {what}" for line, what in sorted(set(problems))[:8])
+        more = f"\n  ... and {len(set(problems)) - 8} more" if len(set(problems)) > 8 else ""
+        raise Refused(f"not graded: {name} holds code a kernel may not run:{listed}{more}\n  A kernel is Triton "
+                      "code: tl.* calls on its parameters and locals, other @triton.jit functions and literal "
+                      "constants")
+    keep = set()
+    for node in [*parts.jit.values(), *parts.constants.values(), *{id(n): n for n in parts.imports.values()}.values()]:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        keep.update(range(first, node.end_lineno + 1))
+    lines = [line if number in keep else "" for number, line in enumerate(parts.lines, 1)]
+    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True)
+
+
+def _notes(tree: ast.Module, parts: Parts, puzzle_parts: Parts, name: str, launcher: str) -> list[str]:
+    """What the report says of a file's code that kernel-only grading leaves out: a launcher that differs from
+    the puzzle's, and code outside the kernels."""
+    notes = []
+    theirs, ours = parts.functions.get(launcher), puzzle_parts.functions.get(launcher)
+    if theirs is not None and ours is not None and _stripped(theirs) != _stripped(ours):
+        notes.append(OWN_LAUNCHER_NOTE)
+    ignored = _ignored_lines(tree, parts, puzzle_parts)
+    if ignored:
+        shown = ", ".join(str(n) for n in ignored[:6]) + (", ..." if len(ignored) > 6 else "")
+        notes.append(f"not run: the code of {name} outside its kernels (line{'s' if len(ignored) > 1 else ''} "
+                     f"{shown}); a submission is graded by its @triton.jit functions, literal constants and triton "
+                     "imports alone")
+    return notes
+
+
+def _assigned(tree: ast.Module) -> set[str]:
+    """Names a module's top-level statements assign."""
+    found = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        found |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return found
+
+
+def _ignored_lines(tree: ast.Module, parts: Parts, puzzle_parts: Parts) -> list[int]:
+    """The first lines of a file's top-level statements that kernel-only grading leaves out and that the puzzle's
+    stub does not have: code a learner may expect to run (a module-level computation, a patch, a class). Imports,
+    the docstring and the stub's own functions are not listed; a launcher that differs has a note of its own."""
+    kept = {id(n) for n in [*parts.jit.values(), *parts.constants.values(), *parts.imports.values()]}
+    found = []
+    for node in tree.body:
+        if id(node) in kept or isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # a docstring
+        if isinstance(node, ast.FunctionDef) and node.name in puzzle_parts.functions:
+            continue
+        found.append(node.lineno)
+    return found
+
+
+NOT_STARTED = "not implemented yet: your kernels are the stub's"
+OWN_LAUNCHER_NOTE = ("your launcher differs from the puzzle's: graded with the puzzle's launcher. `--own-launcher` "
+                     "grades yours, for practice: its checks run in your process and a classroom should not trust "
+                     "them")
+
+
+# -- what a worker needs to run the kernels ---------------------------------------------------------------------
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,80}\.py")
+
+
+@functools.cache
+def puzzle_given(number: int) -> Given:
+    """The puzzle's own code (``given``), from its solution in solutions/ through its stub."""
+    puzzle = index.find(number)
+    solution = (ROOT / "solutions" / f"{puzzle.module}.py").read_text()
+    return given(stubs.make_stub(solution, puzzle.number), solution)
+
+
+def kernel_job(puzzle, text: bytes | str, name: str) -> tuple[dict, Kernels]:
+    """Read a submission's kernels (Refused otherwise) and the job a worker builds its module from
+    (``grader.worker.compose.build``)."""
+    name = name if _SAFE_NAME.fullmatch(name) else f"{puzzle.module}.py"
+    puzzle_code = puzzle_given(puzzle.number)
+    kernels = read_kernels(text, name, puzzle_code, puzzle.launcher)
+    parts = puzzle_code.parts
+    shared = sorted(set(parts.constants) | set(parts.imports) |
+                    {n for n in parts.jit if n not in puzzle_code.kernels})
+    job = {"name": name, "text": kernels.text, "given": puzzle_code.text, "module": puzzle.module,
+           "kernels": list(puzzle_code.kernels), "shared": shared}
+    return job, kernels

@@ -140,6 +140,9 @@ class PuzzleResult:
     source: str
     cases: list[CaseResult]
     notices: list[str] = field(default_factory=list)
+    # False where the learner's own launcher was graded (--own-launcher, a notebook): its checks ran in the
+    # submission's own process, so a classroom should not trust the verdict.
+    trusted: bool = True
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -185,7 +188,7 @@ def status_of(cases: list[CaseResult]) -> str:
 
 
 def assemble(puzzle: Puzzle, results: list[CaseResult], seed: int, mode: str, source: str,
-             notices: list[str]) -> PuzzleResult:
+             notices: list[str], trusted: bool = True) -> PuzzleResult:
     settled = list(settle(puzzle, results))
     return PuzzleResult(puzzle.number, puzzle.slug, puzzle.title, status_of(settled), seed, mode, source,
-                        settled, notices)
+                        settled, notices, trusted)

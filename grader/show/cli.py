@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import sys
+from pathlib import Path
 
 from grader import env
-from grader.paths import IMPLS
+from grader.paths import IMPLS, shown
 from grader.safe_output import clean_text, one_line
 
 EXAMPLES = """\
@@ -23,7 +25,7 @@ examples:
   python -m grader 4 --map ragged --heat --map softmax.png
 
 exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
-2 usage or environment error.
+2 usage or environment error, 3 the grader itself could not grade (nothing was scored).
 """
 
 
@@ -35,7 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--all", action="store_true", help="grade every puzzle")
     parser.add_argument("--impl", choices=IMPLS, default="puzzles",
                         help="grade your files in puzzles/ (default) or the reference solutions/")
-    parser.add_argument("--file", metavar="PATH", help="grade the launcher defined in this Python file")
+    parser.add_argument("--file", metavar="PATH", help="grade the kernels in this Python file (instructors)")
+    parser.add_argument("--own-launcher", action="store_true",
+                        help="practice: grade the file's own launcher too; its checks run in the file's process, "
+                             "so a classroom should not trust them")
     parser.add_argument("--json", action="store_true", help="print machine-readable results (docs/json.md)")
     parser.add_argument("--gradescope", metavar="FILE",
                         help="also write a Gradescope results.json: one test per puzzle, its report as output")
@@ -70,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--file needs a puzzle: python -m grader 4 --file student.py")
     if args.file and args.impl != "puzzles":
         parser.error("--file and --impl are alternatives")
+    if args.own_launcher and args.impl == "solutions":
+        parser.error("--own-launcher is for your files; the solutions are always graded with their launchers")
     if args.gradescope and not (args.puzzles or args.all):
         parser.error("--gradescope needs a puzzle: python -m grader 4 --file student.py --gradescope results.json")
     if args.gradescope and not os.path.isdir(os.path.dirname(os.path.abspath(args.gradescope))):
@@ -103,9 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
         return 2
-    if args.file:
-        env.notice(f"note: --file runs the code in {shown_file} with your permissions; "
-                   "grade untrusted submissions inside a container (scripts/grade_submission.sh).")
+    if args.file and args.own_launcher:
+        env.notice(f"note: --own-launcher runs the code in {shown_file} with your permissions; "
+                   "grade untrusted submissions by their kernels alone (without --own-launcher).")
 
     from grader import safe_output
     from grader.judge import runner
@@ -116,8 +123,18 @@ def main(argv: list[str] | None = None) -> int:
         from grader.show import memory_map
 
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
-                                  mode.interpret)
-    results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name)
+                                  mode.interpret, args.own_launcher)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name,
+                                        own_launcher=args.own_launcher)
+    except runner.Broken as exc:  # the grader could not grade: no score, and no result file
+        print(f"error: the grader could not grade: {exc}", file=sys.stderr)
+        return 3
+    except runner.Interrupted as stop:  # every worker has ended; nothing is scored
+        return _interrupted(stop, args, mode, seed)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not args.file:
         progress.record(results, args.impl)
     texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
@@ -137,6 +154,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r.status == "passed" for r in results) else 1
 
 
+def _terminate(signum, frame):
+    """SIGTERM ends grading as Ctrl-C does: the runner stops every worker, and the CLI says so."""
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _interrupted(stop, args, mode, seed) -> int:
+    """Grading was stopped by a signal: say so (in JSON with --json, with the puzzles graded before it), write no
+    Gradescope file, and exit with 128 + the signal's number."""
+    print(f"interrupted: grading was stopped by {stop.signal}; nothing was scored", file=sys.stderr)
+    if args.json:
+        from grader import safe_output
+
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
+                                 "versions": env.versions(), "seed": seed, "interrupted": stop.signal,
+                                 "results": [r.to_json() for r in stop.results]}, indent=1))
+    sys.stdout.flush()
+    return 128 + (signal.SIGTERM if stop.signal == "SIGTERM" else signal.SIGINT)
+
+
 def _rerun_and_replay(number: int, args, seed: int) -> tuple[str, str]:
     """The commands that grade this puzzle again: with fresh cases, and with the same seed."""
     replay = _replay(number, args, seed)
@@ -148,7 +184,9 @@ def _replay(number: int, args, seed: int) -> str:
     if args.impl != "puzzles":
         parts.append(f"--impl {args.impl}")
     if args.file:
-        parts.append(f"--file {one_line(args.file)}")
+        parts.append(f"--file {shown(Path(args.file))}")
+    if args.own_launcher:
+        parts.append("--own-launcher")
     if args.interpret:
         parts.append("--interpret")
     parts.append(f"--seed {seed}")

@@ -568,13 +568,14 @@ def find_case(puzzle, key: str) -> int:
     raise KeyError(f"puzzle {puzzle.number} has no case {key!r}; choose one of: {choices}")
 
 
-def map_isolated(puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float) -> Maps:
+def map_isolated(puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,
+                 own_launcher: bool = False) -> Maps:
     """The maps of one case, run in a worker process as grading runs one (``runner.map_case``): a crash or a hang
     costs the map, never the grader. What comes back is checked, and drawn as the submission's own record: a
     picture, not a verdict."""
     from grader.judge import runner
 
-    sent, why = runner.map_case(puzzle, index, impl, file, seed, timeout)
+    sent, why = runner.map_case(puzzle, index, impl, file, seed, timeout, own_launcher=own_launcher)
     maps = Maps([], note=why)
     if sent is not None:
         try:
@@ -586,7 +587,7 @@ def map_isolated(puzzle, index: int, impl: str, file: str | None, seed: int, tim
 
 
 def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str | None, seed: int, timeout: float,
-            interpret: bool) -> int:
+            interpret: bool, own_launcher: bool = False) -> int:
     """``python -m grader N --map [CASE] [--map FILE.png] [--heat]``: print one case's maps; exit status 0 when the
     case ran to its end, 1 when it stopped early, 2 on a usage error or a PNG that could not be written."""
     if len(puzzles) != 1:
@@ -606,11 +607,12 @@ def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str 
         print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
-        index = find_case(puzzle, keys[0]) if keys else _first_failing(puzzle, impl, file, seed, timeout)
+        index = find_case(puzzle, keys[0]) if keys else _first_failing(puzzle, impl, file, seed, timeout,
+                                                                         own_launcher)
     except KeyError as exc:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
-    maps = map_isolated(puzzle, index, impl, file, seed, timeout)
+    maps = map_isolated(puzzle, index, impl, file, seed, timeout, own_launcher)
     colour = use_colour()
     print(render_heat(maps, colour) if heat else render_text(maps, colour))
     said = save_png(maps, pngs[0], heat) if pngs else ""
@@ -622,11 +624,12 @@ def command(puzzles: list, targets: list[str], heat: bool, impl: str, file: str 
     return 1 if maps.note else 0
 
 
-def _first_failing(puzzle, impl: str, file: str | None, seed: int, timeout: float) -> int:
+def _first_failing(puzzle, impl: str, file: str | None, seed: int, timeout: float, own_launcher: bool) -> int:
     """The index of the first case that fails when graded (in worker processes), else 0."""
     from grader.judge import runner
 
-    result = runner.grade_isolated([puzzle], impl, file, seed, True, timeout, "interpreter")[0]
+    result = runner.grade_isolated([puzzle], impl, file, seed, True, timeout, "interpreter",
+                                   own_launcher=own_launcher)[0]
     names = [case.name for case in puzzle.cases]
     failing = [c.name for c in result.cases if not c.passed and c.reason != "skipped" and c.name in names]
     if failing:

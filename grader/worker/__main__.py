@@ -30,11 +30,18 @@ def main() -> None:
     from grader.judge import verdict
     from grader.worker import execute, loader
 
-    def load(number: int):
-        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said)."""
+    execute.INTERACTIVE = False  # no terminal reaches this process: a KeyboardInterrupt is the graded code's
+
+    emit(event="ready")  # nothing of a submission has run yet: a worker that ends before this is the grader's trouble
+
+    def load(number: int, kernels: dict | None = None):
+        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said).
+        With `kernels`, the submission's kernels under the puzzle's own launcher (kernel-only grading)."""
         puzzle = registry.find(number)
         emit(event="load", puzzle=puzzle.number)
         try:
+            if kernels is not None:
+                return puzzle, loader.load_kernels(puzzle, kernels, mode.device)
             return puzzle, loader.load_launcher(puzzle, job["impl"], job["file"])
         except loader.LoadError as exc:
             emit(event="load_error", puzzle=puzzle.number, message=str(exc))
@@ -43,26 +50,38 @@ def main() -> None:
     if job.get("map") is not None:  # one case, for its access maps (grader.show.memory_map), not for a grade
         from grader.show import memory_map
 
-        puzzle, launcher = load(job["puzzles"][0]["puzzle"])
+        puzzle, launcher = load(job["puzzles"][0]["puzzle"], job["puzzles"][0].get("kernels"))
         if launcher is not None:
             maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
             emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
 
     for item in job["puzzles"]:
-        puzzle, launcher = load(item["puzzle"])
+        puzzle, launcher = load(item["puzzle"], item.get("kernels"))
         if launcher is None:
             continue
         for index in range(item["start"], len(puzzle.cases)):
             emit(event="start", puzzle=puzzle.number, case=index)
             execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
-                                        job["timeout"])
-            emit(event="execution", puzzle=puzzle.number, case=index,
-                 execution=transfer.execution_to_json(execution))
+                                        job["timeout"], trusted_launcher=item.get("kernels") is not None)
+            try:
+                sent = transfer.execution_to_json(execution)
+            except Exception as exc:  # a returned value the grader cannot read (a meta-device tensor, say)
+                execution = transfer.Execution(early=transfer.Outcome(
+                    "bad_output", f"the launcher returned something the grader cannot read back: "
+                                  f"{execute.explain_exception(exc)}"))
+                sent = transfer.execution_to_json(execution)
+            emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
             if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException as exc:  # never the worker's own traceback on the learner's terminal: one line, and the
+        # judge reports the case (its stream ended early)
+        if not isinstance(exc, SystemExit):
+            print(f"grader worker: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        os._exit(70)

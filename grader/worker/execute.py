@@ -37,6 +37,11 @@ from grader.worker import gpu_compile, instrument, launcher_guard
 POISON_BITS = 0x7FC0DEAD
 
 
+# False in the CLI's worker, which no terminal reaches (its own session): a KeyboardInterrupt there is raised by the
+# graded code, and reported as its error; in a notebook, Ctrl-C stops grading.
+INTERACTIVE = True
+
+
 class CaseTimeout(BaseException):
     """Raised by the alarm; a BaseException so that no `except Exception` swallows it.
     Its argument is where the learner's code was when time ran out."""
@@ -46,7 +51,8 @@ class CaseTimeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None):
-    """Raise CaseTimeout in this thread after `seconds` (main thread on Unix; else no limit)."""
+    """Raise CaseTimeout in this thread after `seconds` of this process's CPU time (main thread on Unix; else no
+    limit). CPU time, not wall time: another job on the machine slows a correct kernel down, never its count."""
     usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
@@ -55,13 +61,13 @@ def time_limit(seconds: float | None):
     def on_alarm(signum, frame):
         raise CaseTimeout(_learner_line(frame))
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, on_alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 # -- explaining a learner's exception -------------------------------------------------------------
@@ -73,7 +79,11 @@ _LIBRARY_DIRS = tuple(
 
 
 def _library_dirs() -> tuple[str, ...]:
-    dirs = list(_LIBRARY_DIRS)
+    """Folders whose frames are not the learner's: torch, the standard library, the grader, triton, and the
+    puzzle's own code where kernel-only grading put it (grader.worker.compose)."""
+    from grader.worker import compose
+
+    dirs = [*_LIBRARY_DIRS, *compose.GIVEN_FOLDERS]
     triton = sys.modules.get("triton")
     if triton is not None:
         dirs.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
@@ -242,14 +252,30 @@ def _accesses(recorder) -> list[dict]:
     return rows
 
 
+def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
+    """Kernel-only grading: compile the case's kernels for the GPU before the interpreter runs them. The puzzle's
+    launcher runs with its kernels' launches noted, not run; each is compiled (grader.worker.gpu_compile, which
+    caches them, so the check after the run costs nothing). The compiler's report, or None. A launcher that fails
+    here fails the same way in the real run, which reports it."""
+    try:
+        with time_limit(timeout), instrument.dry_run() as launches:
+            launcher(*args, **case.blocks)
+    except (Exception, CaseTimeout):
+        return None
+    return gpu_compile.check(puzzle, launches) if launches else None
+
+
 def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
-            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None) -> transfer.Execution:
+            timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None,
+            trusted_launcher: bool = False) -> transfer.Execution:
     """The worker's half of a case: build the inputs, call the launcher under the interpreter hook and a time
     limit, and collect what it returned and what its kernels did, as plain data (``transfer``). What goes wrong
     on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
     a race or a budget, read from the access record kept here, is a failing Outcome the judge reports in turn.
     The expected values are never computed here: ``judge`` does that, in the grader's own process.
-    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map)."""
+    With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map).
+    With `trusted_launcher` (kernel-only grading: the launcher is the puzzle's own), the kernels are compiled for
+    the GPU before they run, and the launcher guard, which holds a learner's launcher to the lesson, is not needed."""
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
@@ -262,6 +288,13 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     def stop(reason, message="", **extra):
         return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder, puzzle),
                                   seconds=time.perf_counter() - started)
+
+    if trusted_launcher and device == "cpu":
+        problem = _compiled_first(puzzle, launcher, args, case, timeout)
+        if problem:
+            return transfer.Execution(early=transfer.Outcome("gpu_compile", problem),
+                                      seconds=time.perf_counter() - started)
+    guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
         if keep is not None and recorder is not None:
@@ -280,7 +313,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout), np.errstate(all="ignore"), launcher_guard.guard(puzzle, case, device):
+            with time_limit(timeout), np.errstate(all="ignore"), guard:
                 out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
@@ -288,13 +321,15 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             return stop("launcher", str(exc))
         except CaseTimeout as stop_at:
             where = f"\n  it was running {stop_at.args[0]}" if stop_at.args and stop_at.args[0] else ""
-            return stop("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}",
+            return stop("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
                         accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
         except NotImplementedError as exc:
             said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
             return stop("not_started", "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
-        except KeyboardInterrupt:
-            raise  # Ctrl-C stops grading in a notebook; the CLI's worker (own session) never gets the terminal's
+        except KeyboardInterrupt as exc:
+            if INTERACTIVE:
+                raise  # Ctrl-C stops grading in a notebook
+            return stop("error", explain_exception(exc))  # the worker has no terminal: the graded code raised it
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
             if recorder is not None and recorder.over_budget is not None:
                 return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "

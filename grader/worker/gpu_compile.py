@@ -57,10 +57,10 @@ import subprocess
 import sys
 import textwrap
 
-from grader import env
+from grader import env, paths
 from grader.worker import instrument
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
@@ -342,15 +342,29 @@ def _explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) -
 
 # -- the helper process, seen from the grading process ---------------------------------------------
 
+def _die_with_parent() -> None:
+    """In the helper, before it runs: on Linux, have the kernel kill it when its worker dies (PR_SET_PDEATHSIG)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
 class _Helper:
     """The compile helper: one JSON request per line on its stdin, one reply per line on its stdout."""
 
     def __init__(self):
-        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-        environment.pop("TRITON_INTERPRET", None)
-        self.process = subprocess.Popen([sys.executable, "-m", "grader.worker.gpu_compile"], cwd=ROOT, env=environment,
+        environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
+        # -P and the repository last on sys.path: nothing planted beside grader/ stands in for triton (runner._Worker)
+        bootstrap = f"import sys; sys.path.append({ROOT!r}); import runpy; " \
+                    "runpy.run_module('grader.worker.gpu_compile', run_name='__main__')"
+        self.process = subprocess.Popen([sys.executable, "-P", "-c", bootstrap], env=environment,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True)
+                                        text=True, preexec_fn=_die_with_parent)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         atexit.register(self.close)  # reaped, not left behind, when grading ends

@@ -742,6 +742,7 @@ def _kernel_line() -> tuple[str, str]:
 
 # -- installing the hook ------------------------------------------------------------------
 _active: Recorder | None = None
+_dry: list | None = None  # while dry_run() is on: the launches noted
 _installed = False
 _unavailable_reason: str | None = None
 
@@ -1027,6 +1028,9 @@ def _install():
     launch = executor.run
 
     def run(self, *args, grid, warmup, **kwargs):
+        if _dry is not None and not warmup:  # dry_run(): note the launch, run nothing
+            _dry.append(Launch.of(self.fn, self.arg_names, args, kwargs, grid))
+            return None
         if _active is not None and not warmup:
             _active._launch(self.fn, self.arg_names, args, kwargs, grid)
         return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -1042,6 +1046,25 @@ def install() -> bool:
     if ok and not _installed:
         _install()
     return ok
+
+
+@contextlib.contextmanager
+def dry_run():
+    """Note every kernel launch inside the block, with its arguments, and run none of them: kernel-only grading
+    compiles a case's kernels for the GPU before the interpreter runs them (grader.worker.execute). Yields the list
+    of Launches, or None when the hook is unavailable."""
+    global _dry
+    ok, _ = status()
+    if not ok:
+        yield None
+        return
+    if not _installed:
+        _install()
+    _dry = []
+    try:
+        yield _dry
+    finally:
+        _dry = None
 
 
 @contextlib.contextmanager

@@ -1,14 +1,15 @@
-"""Find the launcher to grade: in puzzles/, in solutions/, or in any file (--file).
+"""Find the launcher to grade, in the worker.
 
-All three go through ``load_launcher``, so the same cases grade the learner, the reference
-solution and a student's submission.
-
-The judge reads a --file submission before a worker imports it (``grader.judge.submission``).
+Kernel-only grading (the default for puzzles/ and --file) gets the submission's kernels from the judge, which
+read them without running the file (``grader.judge.submission``), and puts them under the puzzle's own launcher
+(``load_kernels``, ``grader.worker.compose``). The practice path (``--own-launcher``) and the reference solutions
+import the whole file and take its launcher (``load_launcher``); the judge vets such a file first.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 
@@ -18,6 +19,22 @@ from grader.paths import source_path
 
 class LoadError(Exception):
     """The file could not be imported, or does not define the launcher; the message says which."""
+
+
+def load_kernels(puzzle: Puzzle, kernels: dict, device: str, folder: str | None = None) -> Callable:
+    """Kernel-only grading: the puzzle's own launcher, with the submission's kernels (grader.worker.compose) built
+    in `folder` (by default the working directory, the worker's own)."""
+    from grader.worker import compose
+
+    try:
+        module = compose.build(kernels, os.path.join(folder or os.getcwd(), "kernels"), device)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a kernel Triton refuses when it is defined
+        from grader.worker.execute import explain_exception
+
+        raise LoadError(f"could not load the kernels of {kernels['name']}:\n  {explain_exception(exc)}") from None
+    return getattr(module, puzzle.launcher)
 
 
 def load_launcher(puzzle: Puzzle, impl: str = "puzzles", file: str | None = None) -> Callable:

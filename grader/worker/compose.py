@@ -1,0 +1,90 @@
+"""Put a submission's kernels under the puzzle's own launcher: the module kernel-only grading runs.
+
+The judge sends two texts (``grader.judge.submission``): the submission's kernels (its @triton.jit functions,
+literal constants and triton imports, on the lines the file has them, every other line blank) and the puzzle's
+given code (its stub, with the learner's kernels blanked). ``build`` writes each to a file of its own, so that
+Triton reads the kernels' source and messages quote the learner's lines, and imports them as two modules:
+
+- the puzzle's module first: its imports, constants, helpers, given kernels and launcher;
+- then the kernels' module, which starts with the puzzle's constants, imports and given kernels, so the learner's
+  kernels can read them; the submission's own constants replace the puzzle's where both have one.
+
+The learner's kernels then take their place in the puzzle's module, where the launcher finds them.
+
+A kernel may declare a persistent variant: a last parameter ``NUM_PROGRAMS: tl.constexpr`` (the launcher does not
+pass it). The launcher's grid is then run on min(NUM_PROGRAMS, the grid's programs) programs along axis 0, with
+NUM_PROGRAMS the GPU's multiprocessor count (``INTERPRETER_PROGRAMS`` in the interpreter, so that the cases make
+every program loop). Program p does the launcher's programs p, p + NUM_PROGRAMS, ..., numbered along axis 0 first:
+its loop finds their ids from its own arguments.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import sys
+from collections.abc import Callable
+
+PERSISTENT = "NUM_PROGRAMS"
+GIVEN_FOLDERS: set[str] = set()  # where build() put puzzles' code: a frame there is the puzzle's, not the learner's
+INTERPRETER_PROGRAMS = 4  # multiprocessors a persistent kernel gets in the interpreter
+
+
+class Persistent:
+    """A learner's kernel with a NUM_PROGRAMS parameter, as the launcher sees it: `kernel[grid](...)` launches it
+    on at most NUM_PROGRAMS programs (module docstring)."""
+
+    def __init__(self, kernel, programs: Callable[[], int]):
+        self.kernel, self.programs = kernel, programs
+        self.__name__ = getattr(kernel, "__name__", "kernel")
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            shape = grid(kwargs) if callable(grid) else grid
+            shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+            programs = self.programs()
+            return self.kernel[(max(1, min(programs, math.prod(shape))),)](*args, **kwargs, NUM_PROGRAMS=programs)
+        return launch
+
+
+def multiprocessors(device: str) -> int:
+    """NUM_PROGRAMS for a persistent kernel: the GPU's multiprocessors, or INTERPRETER_PROGRAMS on the CPU."""
+    if device == "cpu":
+        return INTERPRETER_PROGRAMS
+    import torch
+
+    return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count
+
+
+def _import(path: str, name: str, namespace: dict | None = None):
+    """Import the file at `path` as module `name`, its namespace started with `namespace`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(namespace or {})
+    sys.modules[name] = module  # triton's jit reads a kernel's source through its module
+    spec.loader.exec_module(module)
+    return module
+
+
+def build(job: dict, folder: str, device: str):
+    """The puzzle's module with the submission's kernels in it (module docstring). `job` holds "name" (the
+    submission's file name), "text" (its kernels), "given" (the puzzle's code), "module" (the puzzle's module
+    name), "kernels" (the learner's kernels' names) and "shared" (the puzzle's names the kernels may read).
+    Exceptions from the kernels' module (a kernel Triton refuses at definition) are the caller's to report."""
+    os.makedirs(os.path.join(folder, "puzzle"), exist_ok=True)
+    GIVEN_FOLDERS.add(os.path.join(os.path.abspath(folder), "puzzle") + os.sep)
+    given_path = os.path.join(folder, "puzzle", f"{job['module']}.py")
+    kernels_path = os.path.join(folder, job["name"])
+    for path, text in ((given_path, job["given"]), (kernels_path, job["text"])):
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    puzzle = _import(given_path, f"puzzle_{job['module']}")
+    shared = {name: getattr(puzzle, name) for name in job["shared"] if hasattr(puzzle, name)}
+    kernels = _import(kernels_path, f"kernels_{job['module']}", shared)
+    for name in job["kernels"]:
+        kernel = getattr(kernels, name)
+        if PERSISTENT in getattr(kernel, "arg_names", ()):
+            kernel = Persistent(kernel, lambda: multiprocessors(device))
+        setattr(puzzle, name, kernel)
+    return puzzle
