@@ -32,15 +32,15 @@ def _race(result):
 
 @pytest.mark.puzzle7
 def test_a_scatter_with_load_add_store_instead_of_an_atomic_is_a_race(tmp_path):
-    old = "tl.atomic_add(num_ptr + target, values, mask=tile_mask)"
+    old = "tl.atomic_add(out_ptr + target, values, mask=tile_mask)"
     text = solution_text(registry.find(7))
     assert old in text
-    text = text.replace(old, "tl.store(num_ptr + target, tl.load(num_ptr + target, mask=tile_mask) + values, "
+    text = text.replace(old, "tl.store(out_ptr + target, tl.load(out_ptr + target, mask=tile_mask) + values, "
                              "mask=tile_mask)")
     case = _race(grade_text(7, text, tmp_path))
-    # named by the spec's output (the launcher's `num`), at an index in its own shape
+    # named by the spec's output, at an index in its own shape
     assert " both wrote out[" in case.message and "on a GPU they run at the same time" in case.message, case.message
-    assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(num_ptr + target" in case.message
+    assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(out_ptr + target" in case.message
 
 
 @pytest.mark.puzzle3

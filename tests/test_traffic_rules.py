@@ -41,6 +41,18 @@ def test_a_kernel_that_breaks_a_traffic_rule_is_rejected(puzzle, name, reason, c
     assert clue in f"{case.message}\n{case.hint or ''}", report(result)
 
 
+@pytest.mark.parametrize("puzzle, name", [
+    pytest.param(2, "p02_row_views.py", marks=pytest.mark.puzzle2, id="stores through views of the output"),
+    pytest.param(11, "p11_small_tiles.py", marks=pytest.mark.puzzle11, id="tiles smaller than the case's"),
+    pytest.param(5, "p05_persistent_num_sms.py", marks=pytest.mark.puzzle5, id="a persistent kernel's NUM_SMS"),
+])
+def test_a_correct_alternative_passes_with_its_own_launcher(puzzle, name):
+    """These alternatives differ from the puzzle in their launchers: graded with them (--own-launcher), as well as
+    under the puzzle's (tests/test_alternatives.py)."""
+    result = grade_file(puzzle, KERNELS / "right" / name, seed=3, own_launcher=True)
+    assert result.status == "passed", report(result)
+
+
 @triton.jit
 def _pairs_kernel(src_ptr, dst_ptr, PAIRS: tl.constexpr):
     """Copies PAIRS int64 lanes, each two float32 elements of src, into dst."""

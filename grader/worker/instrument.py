@@ -233,6 +233,7 @@ class Violation:
     shape: tuple = ()  # the shape of the block of pointers
     others: tuple = ()  # further tensors the pointer may point into (tl.where between pointers)
     width: int = 0  # bytes each lane moves (its pointer's element type)
+    steps: tuple = ()  # per axis of the block of pointers: bytes between neighbouring lanes (most common; 0: none)
 
     @property
     def wider(self) -> bool:
@@ -347,30 +348,17 @@ class Recorder:
         return region
 
     def _region_for_tensor(self, label: str, tensor) -> Region:
-        """The region of this tensor: one already seen that holds all of its memory (a view of it: `z[i]`, an
-        int64 view of a float32 input), or a new one spanning the tensor's whole allocation, so that kernels
-        launched on different views of one buffer all count as accesses to that buffer."""
+        """The region of this tensor: one already seen that holds all of its memory (a view of it: y[i:i + 1] of
+        an input, an int64 view of a float32 one), or a new one of exactly its memory."""
         region = self.region_of(tensor)
         if region is not None:
             return region
-        start, numel, shape = tensor.data_ptr(), tensor.numel(), tuple(tensor.shape)
-        try:
-            storage = tensor.untyped_storage()
-            low, size = storage.data_ptr(), storage.nbytes()
-        except Exception:  # no storage to speak of (a tensor subclass): the tensor alone
-            low, size = start, numel * tensor.element_size()
+        start, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
         for region in self.regions:
-            if region.start <= start and start + numel * tensor.element_size() <= region.end:
+            if region.start <= start and start + size <= region.end:
                 return region
-        base = getattr(tensor, "_base", None)
-        if size % tensor.element_size() == 0 and size >= numel * tensor.element_size():
-            start, numel = low, size // tensor.element_size()
-            if base is not None and base.data_ptr() == low and base.numel() * base.element_size() == size \
-                    and base.element_size() == tensor.element_size():
-                shape = tuple(base.shape)
-            elif base is not None or tensor.numel() != numel:
-                shape = (numel,)
-        region = Region(label, start, numel, tensor.element_size(), shape, tensor.is_floating_point())
+        region = Region(label, start, tensor.numel(), tensor.element_size(), tuple(tensor.shape),
+                        tensor.is_floating_point())
         if self.maps:
             region.map = RegionMap.empty(region.numel)
         self.regions.append(region)
@@ -387,14 +375,34 @@ class Recorder:
     def stored_view(self, tensor) -> tuple[Region, np.ndarray] | None:
         """The region a kernel stored into that holds every element of `tensor` (the tensor itself, or a slice
         or view of it), with one written flag per element of `tensor` in its order; None if there is none.
-        Judged by storage: a launcher may return `buf[:n]` of a bigger buffer its kernel wrote."""
+        Judged by storage: a launcher may return `buf[:n]` of a bigger buffer its kernel wrote. Where no one
+        region holds it, the regions within it that kernels stored into together (launches on views of it,
+        z[0], z[1], ...): the first of them, with the flags of all."""
         exact = self.region_of(tensor)
         for region in ([exact] if exact is not None else []) + [r for r in self.regions if r is not exact]:
             if (region.stores or region.atomics) and region.itemsize == tensor.element_size():
                 elements = _elements_in(tensor, region)
                 if elements is not None:
                     return region, region.written[elements]
-        return None
+        parts = self.parts_of(tensor)
+        if not parts:
+            return None
+        addresses = _addresses_of(tensor)
+        written = np.zeros(addresses.size, dtype=bool)
+        for part in parts:
+            inside = (addresses >= part.start) & (addresses < part.end)
+            written[inside] |= part.written[(addresses[inside] - part.start) // part.itemsize]
+        return parts[0], written
+
+    def parts_of(self, tensor) -> list[Region]:
+        """The regions kernels stored into that lie within `tensor`'s memory, of its element size, where it is no
+        region of its own: views of an output (z[i]) that kernels were launched on."""
+        if self.region_of(tensor) is not None:
+            return []
+        low = tensor.data_ptr()
+        high = low + (_addresses_of(tensor).max() - low + tensor.element_size() if tensor.numel() else 0)
+        return [r for r in self.regions if (r.stores or r.atomics) and r.itemsize == tensor.element_size()
+                and low <= r.start and r.end <= high]
 
     def _launch(self, fn, arg_names, args, kwargs, grid):
         launch = Launch.of(fn, arg_names, args, kwargs, grid)
@@ -469,7 +477,7 @@ class Recorder:
         self._count_lanes(kind, data, active, regions)
         if not regions:
             if addrs.size:
-                self._stop(kind, None, addrs.size, addrs.size, [], data.shape, width=width)
+                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width)
             return
         owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
         for index, region in enumerate(regions):
@@ -487,7 +495,7 @@ class Recorder:
             size = region.numel * region.itemsize
             outside = np.where((offsets >= 0) & (offsets < size), size, offsets)  # each lane's first byte outside
             first = sorted(set((outside // region.itemsize).tolist()))[:4]
-            self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape,
+            self._stop(kind, region, int(bad.sum()), addrs.size, first, data,
                        [r for r in regions if r is not region], width)
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
@@ -600,10 +608,10 @@ class Recorder:
         lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
         return f"note: {MASK_FIX_ADVICE}{lines}"
 
-    def _stop(self, kind, region, lanes, active, offsets, shape, others=(), width=0):
+    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0):
         where, code = _kernel_line()
-        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(shape),
-                                   tuple(others), width)
+        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(data.shape),
+                                   tuple(others), width, _steps(data))
         raise AccessViolation(self.violation.message())
 
     def _tag(self, result, args):
@@ -656,6 +664,19 @@ def _add(counts: dict, program: tuple, region: Region, amount: int):
     per_region[region] = per_region.get(region, 0) + amount
 
 
+def _steps(data: np.ndarray) -> tuple[int, ...]:
+    """Per axis of a block of pointers, the most common difference in bytes between neighbouring lanes (0 where
+    the axis has one lane, or every lane of it points at one address)."""
+    steps = []
+    for axis in range(data.ndim):
+        if data.shape[axis] < 2:
+            steps.append(0)
+            continue
+        values, counts = np.unique(np.diff(data.astype(np.int64), axis=axis), return_counts=True)
+        steps.append(int(values[np.argmax(counts)]))
+    return tuple(steps)
+
+
 def _in_elements(size: int, itemsize: int) -> int | float:
     """Bytes as elements of `itemsize` bytes: an int when they divide evenly."""
     return size // itemsize if size % itemsize == 0 else size / itemsize
@@ -692,6 +713,14 @@ def _holds(region: Region, elements: np.ndarray, values) -> np.ndarray:
     memory = (ctypes.c_uint8 * (region.numel * region.itemsize)).from_address(region.start)
     held = np.frombuffer(memory, dtype=np.uint8).reshape(region.numel, region.itemsize)[elements]
     return (held == values.view(np.uint8).reshape(-1, region.itemsize)).all(axis=1)
+
+
+def _addresses_of(tensor) -> np.ndarray:
+    """The address of each of `tensor`'s elements, in its order."""
+    addresses = np.full((), tensor.data_ptr(), dtype=np.int64)
+    for size, stride in zip(tensor.shape, tensor.stride()):
+        addresses = addresses[..., None] + np.arange(size, dtype=np.int64) * stride * tensor.element_size()
+    return addresses.ravel()
 
 
 def _elements_in(tensor, region: Region) -> np.ndarray | None:
@@ -806,11 +835,14 @@ def _poisoned_other(ptrs):
         dtype = to_numpy(element)
     except Exception:  # a dtype the interpreter does not map, or a reorganised interpreter
         return None
-    if dtype.kind == "f":
-        fill = np.nan
+    from grader.transfer import UNDEFINED_NAN32
+
+    nan32 = np.array([UNDEFINED_NAN32], dtype=np.uint32).view(np.float32)
+    if dtype.kind == "f":  # a NaN with the grader's payload (transfer.UNDEFINED_NAN32), in this float's width
+        fill = nan32.astype(dtype)[0]
     elif dtype.kind in "iu":
-        # bfloat16 lives in uint16 here: 0x7FC0 is its NaN; any other integer gets its largest value
-        fill = 0x7FC0 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
+        # bfloat16 lives in uint16 here: the top half of the float32 NaN; any other integer gets its largest value
+        fill = UNDEFINED_NAN32 >> 16 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
     else:
         return None
     return interpreter.TensorHandle(np.full(np.shape(ptrs.data), fill, dtype=dtype), element)
