@@ -105,7 +105,7 @@ def test_a_last_tile_shifted_back_over_its_neighbour_is_a_race():
     """Two programs storing the same values into the overlap: the work is done twice; the message says why."""
     case = _race(grade_file(1, KERNELS / "wrong" / "p01_overlapping_last_tile.py", first_failure=True))
     assert "the same value: each output element is written by one program" in case.message, case.message
-    assert "mask the lanes past the end instead of shifting a block back" in case.message, case.message
+    assert "mask the lanes past the end instead of shifting the block back" in case.message, case.message
 
 
 def test_atomics_are_exempt():

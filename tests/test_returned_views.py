@@ -20,3 +20,16 @@ def test_a_slice_of_a_buffer_whose_other_half_the_kernel_wrote_is_never_written(
     case = failed_case(grade_text(1, text, tmp_path))
     assert case.reason == "never_written", case.message
     assert "never written" in case.message
+
+
+@pytest.mark.puzzle1
+def test_a_result_written_into_an_input_keeps_the_inputs_name(tmp_path):
+    """The launcher (graded as its own) passes x as z_ptr and returns x: the counts say x, not z."""
+    text = solution_text(registry.find(1))
+    old = "add_kernel[(triton.cdiv(n0, B0),)](x, y, z, n0, B0=B0)\n    return z\n"
+    assert old in text
+    text = text.replace(old, "add_kernel[(triton.cdiv(n0, B0),)](x, y, x, n0, B0=B0)\n    return x\n")
+    case = failed_case(grade_text(1, text, tmp_path, own_launcher=True))
+    assert case.reason == "input_modified" and "changed the input x" in case.message, case.message
+    names = [row["name"] for row in case.accesses]
+    assert "z" not in names and "x" in names, case.accesses

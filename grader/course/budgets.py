@@ -278,7 +278,13 @@ def exceeded_so_far(budgets, recorder, numel: Mapping[str, int], dims: Mapping[s
     Only budgets whose counts can only grow are watched (reads in all or per edge, index loads, writes), so one
     exceeded now stays exceeded and stopping early changes no verdict. The margin leaves a kernel slightly over
     budget to finish, so that a worse fault further on (an out-of-bounds access) is the one reported. Per-program
-    reads (a program may store its blocks later), atomics and the tl.dot floor wait for the end."""
+    reads (a program may store its blocks later) and the tl.dot floor wait for the end. Atomics where a puzzle allows
+    none come first: an atomic also reads, so an atomic scatter would otherwise be reported as a read budget."""
+    for budget in budgets:
+        if isinstance(budget, NoAtomics):
+            problem = budget.check(recorder, numel, dims)
+            if problem:
+                return problem
     for budget in budgets:
         relaxed = _relaxed(budget)
         problem = relaxed.check(recorder, numel, dims) if relaxed is not None else None

@@ -275,7 +275,9 @@ class Race:
         if self.kind == "write" and self.same:
             what = (f"programs {self.first} and {self.second} both wrote {name}, the same value: each output element "
                     "is written by one program. Blocks that overlap do the work twice, and on a GPU two programs "
-                    "that write one element race (mask the lanes past the end instead of shifting a block back)")
+                    "that write one element race. Check where each program's block starts (every program on the "
+                    "same block? a block wider than its step?); for the last, partial block, mask the lanes past "
+                    "the end instead of shifting the block back")
         elif self.kind == "write" and self.via:
             what = (f"programs {self.first} and {self.second} both wrote {name} with {self.via}; on a GPU they "
                     "run at the same time, so one update can be lost (a compare-and-swap only updates safely in a "

@@ -261,13 +261,26 @@ def _neighbours_lost(i, z, b) -> bool:
     return bool(((z == 0).all(dim=1) & (specs.sparse_attention(**i) != 0).any(dim=1)).any())
 
 
-def _non_edges_scored_0(i, z, b) -> bool:
-    """Check whether non-edges were scored 0, took part in the max, and every score of 0 then weighed nothing (the
-    quirks of the original Fused3S), computed in float32 as a kernel computes it: there, the weights of a row whose
-    real scores lie far below the 0 in its max underflow."""
-    single = {k: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in i.items()}
-    wrong = window_attention(single, b, no_edge=0.0, max_start=-torch.inf, zero_weighs_nothing=True).double()
-    return _close_in_16_bits(i, z, wrong) and not _close_in_16_bits(i, specs.sparse_attention(**i), wrong)
+def _in_float32(**mistake) -> Callable:
+    """A check whether the output is window_attention with this mistake, computed in float32 as a kernel computes it
+    (there, the weights of a row whose real scores lie far below a 0 in its max underflow)."""
+    def check(i, z, b) -> bool:
+        single = {k: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in i.items()}
+        wrong = window_attention(single, b, **mistake).double()
+        return _close_in_16_bits(i, z, wrong) and not _close_in_16_bits(i, specs.sparse_attention(**i), wrong)
+    check.__doc__ = f"Check whether the output is window_attention with {mistake}, in float32."
+    return check
+
+
+# The quirks of the original Fused3S: non-edges scored 0 (so 0 takes part in the max), and every score of 0 then
+# weighs nothing; and the other way a 0 gets into the max, a running max started at 0.
+_non_edges_scored_0 = _in_float32(no_edge=0.0, max_start=-torch.inf, zero_weighs_nothing=True)
+_max_started_at_0 = _in_float32(max_start=0.0)
+
+
+def _a_0_in_the_max(i, z, b) -> bool:
+    """Check whether the output fits both ways a 0 gets into the max (the case cannot tell them apart)."""
+    return _non_edges_scored_0(i, z, b) and _max_started_at_0(i, z, b)
 
 
 SPARSE_ATTENTION_HINTS = (
@@ -290,6 +303,11 @@ SPARSE_ATTENTION_HINTS = (
            f"{name} was gathered by slot (node c for slot c), {other} by tcb_col: slot c of TCB t holds the node "
            f"tcb_col[t, c], so load the rows of {name} at the TCB's 16 tcb_col values, as those of {other}")
       for name, other in (("k", "v"), ("v", "k"))),
+    Hint("a 0 in the max", _a_0_in_the_max,
+         "rows whose real scores all lie far below 0 came out 0: a 0 took part in the max, so every weight "
+         "exp(s - m) underflowed. Either the running max started at 0, or non-edges were scored 0 (and a score of 0 "
+         "taken for no edge). Start the running max at -inf, set non-edges to -inf before the max, and tell edges "
+         "by the bitmap, never by the score's value: a score of 0 is a real score"),
     Hint("non-edges scored 0", _non_edges_scored_0,
          "non-edges were scored 0 and a score of 0 taken for no edge: a score of 0 is a real score (here q or k is "
          "0), and a 0 in the max stands above rows whose real scores are all far below 0, so their weights "
