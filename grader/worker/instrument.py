@@ -1,28 +1,38 @@
 """The one hook into Triton's interpreter: bounds checks, access counts and store coverage.
 
 Everything version-specific lives here. We wrap a handful of methods of the interpreter's
-builder object (``triton.runtime.interpreter.interpreter_builder``) and the kernel launch
-(``InterpretedFunction.run``). Every wrapper takes ``*args`` and passes them through unchanged,
+builder object (``triton.runtime.interpreter.interpreter_builder``), the kernel launch
+(``InterpretedFunction.run``), its reductions (``ReduceScanOpInterface.apply``) and its patch of
+``tl.range`` (``_patch_lang_core``). Every wrapper takes ``*args`` and passes them through unchanged,
 so a new argument in a later triton release does not break us; we only read the positions
-that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one).
+that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one). Tested on
+triton 3.6.0 and 3.9.0.
 
 What the wrappers do while a ``Recorder`` is active:
 - map every pointer to the tensor argument(s) it came from (a tag carried through the builder's
   ops, or the tensor that holds most of its lanes); ``tl.where`` between pointers into two
   tensors carries both, and each lane is then judged against the one it falls in;
-- before a load, store or atomic runs, check each unmasked lane lies inside its tensor; an
+- before a load, store or atomic runs, check every byte of each unmasked lane lies inside its tensor
+  (a lane moves its pointer's element width: an int64 lane over float32 data is 8 bytes); an
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
-- count the distinct elements each load or store touches per tensor (a GPU coalesces duplicate
-  lanes into one access), in all and per program, and mark which elements were stored;
-- record, per launch, which program stored each element: two programs storing one element, or a
-  program loading what another stored, is a race on a GPU (atomics are exempt);
-- give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
-  as undefined as they are on a GPU, where the interpreter would quietly give 0;
+- count the bytes each load or store moves per tensor, for its distinct lanes (a GPU coalesces
+  duplicate lanes into one access), in all and per program, and mark which elements were stored; an
+  atomic lane reads and writes its bytes;
+- record, per launch, which program stored each element: two programs storing one element (even the
+  same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add,
+  max, ...) are exempt; an exchange, and a compare-and-swap outside a retry loop, overwrite and race;
+- give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge
+  recognises, ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as they are on a GPU,
+  where the interpreter would quietly give 0;
 - hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects),
   and note where, so the learner can write a mask that runs without the grader;
 - count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
   least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
-  raw bits).
+  raw bits); every block carries the dots it was computed from, so that a dot whose result never reaches a
+  store (multiplied by a constant zero, overwritten) is known as dead work;
+- where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case
+  allows, whatever made it (a local constexpr, a ``@triton.jit`` helper).
+Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``).
 
 On a triton version we have not tested, ``status()`` says so and the grader falls back to
 checking values only.
