@@ -561,7 +561,9 @@ class Recorder:
             return
         lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
         moved = lanes.size * width
-        distinct = np.unique(_spanned(lanes, width, region.itemsize))
+        distinct = _spanned(lanes, width, region.itemsize)  # sorted, and distinct where a lane is an element
+        if width != region.itemsize:
+            distinct = np.unique(distinct)
         if region.map is not None:
             region.map.touch(kind, ordinal, distinct)
         if kind == "load":
@@ -660,7 +662,9 @@ class Recorder:
     def _check_tile(self, result):
         """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""
         widest, sizes = self.tile_limit
-        shape = np.shape(getattr(result, "data", ()))
+        shape = getattr(getattr(result, "data", None), "shape", ())
+        if not shape or max(shape) <= widest:
+            return
         wider = [size for size in shape if size > widest and size not in sizes]
         if wider and self.wide_tile is None:
             where, code = _kernel_line()
