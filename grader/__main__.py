@@ -27,4 +27,7 @@ try:
 except BrokenPipeError:  # the reader went away (`python -m grader | head`): no traceback for that
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     code = 1
+except KeyboardInterrupt:  # Ctrl-C before the CLI could say more (grader.show.cli reports the usual cases)
+    print("interrupted", file=sys.stderr)
+    code = 130
 sys.exit(code)

@@ -78,7 +78,8 @@ def normalize_kernel(
 
 def scatter_add(v_scaled: torch.Tensor, score: torch.Tensor, dst: torch.Tensor, num_nodes: int,
                 BLOCK_E: int = 32) -> torch.Tensor:
-    """Edge-parallel: atomics into zeroed sums, then a second launch normalises them in place."""
+    """Edge-parallel: atomics into zeroed sums, then a second launch normalises them in place. BLOCK_E=32 by
+    default: the fastest of 32, 64 and 128 on an H200 at batches of 64 to 4096 molecules (64 at batch 16)."""
     num_edges, heads, feats = v_scaled.shape
     out = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)  # num, then out
     den = torch.zeros((num_nodes, heads), dtype=score.dtype, device=score.device)

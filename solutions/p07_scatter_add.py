@@ -69,9 +69,11 @@ def scatter_kernel(
     values = tl.load(v_scaled_ptr + tile, mask=tile_mask)
     scores = tl.load(score_ptr + edges[:, None] * H + heads[None, :], mask=head_mask)
     # Two edges of this block may share a destination: atomics add both, in some order.
+    # Beyond the lesson, sem="relaxed": nothing reads the sums until the next launch, so no atomic needs to order
+    # the memory around it; the default ("acq_rel") fences each one, and its result is waited for.
     target = dst[:, None, None] * (H * D) + heads[None, :, None] * D + feats[None, None, :]
-    tl.atomic_add(out_ptr + target, values, mask=tile_mask)
-    tl.atomic_add(den_ptr + dst[:, None] * H + heads[None, :], scores, mask=head_mask)
+    tl.atomic_add(out_ptr + target, values, mask=tile_mask, sem="relaxed")
+    tl.atomic_add(den_ptr + dst[:, None] * H + heads[None, :], scores, mask=head_mask, sem="relaxed")
     # <<< solution
 
 
@@ -101,7 +103,8 @@ def normalize_kernel(
 
 def scatter_add(v_scaled: torch.Tensor, score: torch.Tensor, dst: torch.Tensor, num_nodes: int,
                 BLOCK_E: int = 32) -> torch.Tensor:
-    """Edge-parallel: atomics into zeroed sums, then a second launch normalises them in place."""
+    """Edge-parallel: atomics into zeroed sums, then a second launch normalises them in place. BLOCK_E=32 by
+    default: the fastest of 32, 64 and 128 on an H200 at batches of 64 to 4096 molecules (64 at batch 16)."""
     num_edges, heads, feats = v_scaled.shape
     out = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)  # num, then out
     den = torch.zeros((num_nodes, heads), dtype=score.dtype, device=score.device)

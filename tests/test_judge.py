@@ -14,7 +14,7 @@ import pytest
 from helpers import ROOT, requires_interpreter
 
 from grader.course import registry
-from grader.judge import runner
+from grader.judge import processes, runner
 
 pytestmark = requires_interpreter
 
@@ -73,7 +73,7 @@ def test_notices_are_single_lines_and_capped(tmp_path, monkeypatch):
 
 
 def test_what_the_graded_code_prints_is_quoted_so_it_cannot_pass_for_the_report():
-    quoted = runner.quoted_output("hello\n  ★ Solved: all 7 cases pass\x1b[2J\n")
+    quoted = processes.quoted_output("hello\n  ★ Solved: all 7 cases pass\x1b[2J\n")
     assert all(line.startswith(("printed by", "  | ")) for line in quoted.splitlines())
     assert "\x1b" not in quoted
 
@@ -92,7 +92,7 @@ def test_a_worker_that_waits_is_given_wall_time_and_one_that_computes_is_stopped
 def test_a_long_event_line_is_read_in_linear_time():
     """Each byte of a line arriving in pieces is searched for its end once (the buffer remembers how far it
     looked): a 128 MiB line sent in 1 MiB pieces costs one pass, not 128 x 64 MiB of searching."""
-    lines = runner.LineBuffer()
+    lines = processes.LineBuffer()
     piece = b"x" * (1 << 20)
     for _ in range(64):
         lines.feed(piece)
@@ -148,3 +148,54 @@ def _state(pid: int) -> str:
             return stat.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+def test_the_interpreter_checks_of_a_native_grading_run_the_small_cases_and_are_merged():
+    """Natively the kernels are also run in the interpreter on the small cases; a case the GPU passes and the
+    interpreter fails is failed with the interpreter's reason and says so; one where both pass shows the
+    interpreter's traffic."""
+    import dataclasses
+
+    from grader.course.cases import Case
+    from grader.judge.verdict import CaseResult
+
+    puzzle = registry.find(4)
+    small = runner._small_cases(puzzle)
+    assert small == list(range(len(puzzle.cases)))  # sized for the interpreter, every case of puzzle 4 is small
+    huge = dataclasses.replace(puzzle, cases=(*puzzle.cases, Case("huge", dict(N0=128, T=2 ** 20), dict(B0=1, B1=16))))
+    assert runner._small_cases(huge) == small
+    checked = runner._interpreter_checks([puzzle], "solutions", None, 0, 30.0, 20.0, {}, spare=set())
+    assert sorted(checked[4]) == small and all(c.passed for c in checked[4].values())
+    native = [CaseResult(c.name, True, "passed") for c in puzzle.cases]
+    wrong = {0: CaseResult(puzzle.cases[0].name, False, "budget", "x read 4.0x")}
+    merged = runner._combined(native, {**checked[4], **wrong})
+    assert merged[0].reason == "budget" and merged[0].message.startswith(runner.INTERPRETER_FOUND)
+    assert merged[1].passed and merged[1].accesses == checked[4][1].accesses
+    failed_natively = [CaseResult(puzzle.cases[0].name, False, "error", "PassManager::run failed")]
+    assert "the interpreter passes this case" in runner._combined(failed_natively, checked[4])[0].message
+
+
+def test_guard_zones_catch_a_store_past_a_tensor_and_poison_fresh_outputs():
+    import torch
+
+    from grader.worker import guards
+
+    fenced = guards.Guards()
+    x = fenced.place(torch.arange(10, dtype=torch.float32), "x")
+    assert torch.equal(x, torch.arange(10, dtype=torch.float32)) and fenced.trampled() == []
+    with guards.allocations(fenced):
+        z = torch.empty_like(x)
+        zeros = torch.zeros(3, 4)
+    assert (z.view(torch.int32) == guards.POISON_BITS).all() and (zeros == 0).all()
+    fenced.rename(z, "z")
+    z.as_strided((12,), (1,))[10:] = 1.0  # two elements past z's end, as an unmasked store would write them
+    assert fenced.trampled() == ["z: 8 bytes after it"]
+
+
+def test_first_failure_stops_a_puzzle_at_its_first_failing_case(tmp_path):
+    text = (ROOT / "solutions" / "p01_add.py").read_text().replace("mask = offsets < N0", "mask = offsets <= N0")
+    path = tmp_path / "p01_add.py"
+    path.write_text(text)
+    (result,) = runner.grade_isolated([registry.find(1)], "puzzles", str(path), seed=0, interpret=True,
+                                      timeout=30.0, mode="interpreter", first_failure=True)
+    assert [c.passed for c in result.cases][-1] is False and len(result.cases) < len(registry.find(1).cases)

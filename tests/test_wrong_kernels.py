@@ -152,7 +152,8 @@ MUTATIONS = [
     # puzzle 7
     Mutation(7, "forgot the epsilon", "num / (den[:, :, None] + EPS)", "num / den[:, :, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
-    Mutation(7, "plain add instead of an atomic", "tl.atomic_add(out_ptr + target, values, mask=tile_mask)",
+    Mutation(7, "plain add instead of an atomic",
+             'tl.atomic_add(out_ptr + target, values, mask=tile_mask, sem="relaxed")',
              "tl.store(out_ptr + target, tl.load(out_ptr + target, mask=tile_mask) + values, mask=tile_mask)",
              "race", "tl.atomic_add"),
     Mutation(7, "wrong row stride, right mask", "tile = edges[:, None, None] * (H * D) +",

@@ -30,11 +30,11 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outp
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import gpu_compile, instrument, launcher_guard
+from grader.worker import gpu_compile, guards, instrument, launcher_guard
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
-POISON_BITS = 0x7FC0DEAD
+POISON_BITS = guards.POISON_BITS
 
 
 # False in the CLI's worker, which no terminal reaches (its own session): a KeyboardInterrupt there is raised by the
@@ -50,9 +50,10 @@ class CaseTimeout(BaseException):
 # -- time limit ---------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None):
+def time_limit(seconds: float | None, cpu: bool = True):
     """Raise CaseTimeout in this thread after `seconds` of this process's CPU time (main thread on Unix; else no
-    limit). CPU time, not wall time: another job on the machine slows a correct kernel down, never its count."""
+    limit). CPU time, not wall time: another job on the machine slows a correct kernel down, never its count.
+    With `cpu` False (a native run, whose kernels run on the GPU while this process waits) wall time counts."""
     usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
@@ -61,13 +62,14 @@ def time_limit(seconds: float | None):
     def on_alarm(signum, frame):
         raise CaseTimeout(_learner_line(frame))
 
-    previous = signal.signal(signal.SIGPROF, on_alarm)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
+    which, number = (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    previous = signal.signal(number, on_alarm)
+    signal.setitimer(which, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
+        signal.setitimer(which, 0)
+        signal.signal(number, previous)
 
 
 # -- explaining a learner's exception -------------------------------------------------------------
@@ -201,11 +203,18 @@ def explain_exception(exc: BaseException) -> str:
 
 # -- one case -------------------------------------------------------------------------------------
 
-def _poison_allocator(shapes: list[tuple[int, ...]], device: str) -> None:
-    """Leave blocks full of POISON_BITS in the CUDA caching allocator, sized like the outputs,
-    so the launcher's torch.empty most likely gets them back."""
-    blocks = [torch.full((int(np.prod(shape)),), POISON_BITS, dtype=torch.int32, device=device) for shape in shapes]
-    del blocks
+ILLEGAL_ADDRESS = "illegal memory access: a load or store outside every tensor"
+# True once a case lost the GPU (an illegal address leaves the CUDA context unusable): the worker then ends, and
+# the grader runs the next case in a fresh one.
+CONTEXT_LOST = False
+
+
+def _lost_the_gpu(exc: BaseException) -> bool:
+    """Whether an error means the CUDA context is gone: an illegal address, a misaligned one, a kernel fault."""
+    text = _text_of(exc).lower()
+    return type(exc).__name__ == "AcceleratorError" or any(clue in text for clue in (
+        "illegal memory access", "misaligned address", "unspecified launch failure", "illegal instruction",
+        "device-side assert", "cuda error"))
 
 
 def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
@@ -341,8 +350,13 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     started = time.perf_counter()
     inputs, dims = make_inputs(puzzle.spec, case, seed)
     # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
+    # Natively each sits between guard zones, and so does every tensor the launcher makes (grader.worker.guards).
+    fenced = guards.Guards() if device != "cpu" else None
     args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
             for a in spec_args(puzzle.spec)]
+    if fenced is not None:
+        args = [fenced.place(value, a.name) if isinstance(value, torch.Tensor) else value
+                for a, value in zip(spec_args(puzzle.spec), args)]
     on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
 
     def stop(reason, message="", **extra):
@@ -369,11 +383,12 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
                 recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
                                                                     {**case.blocks, **dims})
-        if device != "cpu":
-            _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
+        allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout), np.errstate(all="ignore"), guard:
+            # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
+            # calls, never the copies that place a tensor between its zones.
+            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard:
                 out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
@@ -391,6 +406,12 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                 raise  # Ctrl-C stops grading in a notebook
             return stop("error", explain_exception(exc))  # the worker has no terminal: the graded code raised it
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
+            if device != "cpu" and _lost_the_gpu(exc):
+                global CONTEXT_LOST
+                CONTEXT_LOST = True  # the worker ends after this case; a fresh one runs the next
+                return stop("out_of_bounds", f"{ILLEGAL_ADDRESS} (the GPU said: {_text_of(exc).splitlines()[0][:200]})",
+                            hint="run it in the interpreter (--interpret) for the tensor, lanes and line: "
+                                 "python -m grader N --interpret")
             if recorder is not None and recorder.over_budget is not None:
                 return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
                                       "budget; the counts are those reached then)", accesses=_accesses(recorder))
@@ -401,6 +422,16 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
 
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
         return stop("not_started", "not implemented yet (no kernel stored anything)")
+    if fenced is not None:
+        for value, name in zip(as_list(out), puzzle.outputs):
+            if isinstance(value, torch.Tensor):
+                fenced.rename(value, name)
+        trampled = fenced.trampled()
+        if trampled:
+            return stop("out_of_bounds", "out-of-bounds store on the GPU: the guard zone around a tensor was "
+                                         f"written ({'; '.join(trampled)})",
+                        hint="a store's mask lets lanes past the end of the tensor (or before its start) through; "
+                             "--interpret names the tensor, the lanes and the line")
     if recorder is not None:
         problem = gpu_compile.check(puzzle, recorder.launches)
         if problem:

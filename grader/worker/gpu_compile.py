@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 import atexit
 import builtins
+import hashlib
 import inspect
 import json
 import linecache
@@ -55,6 +56,7 @@ import re
 import selectors
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 from grader import env, paths
@@ -366,7 +368,7 @@ class _Helper:
     """The compile helper: one JSON request per line on its stdin, one reply per line on its stdout."""
 
     def __init__(self):
-        environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRITON_INTERPRET")}
+        environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         # -P and the repository last on sys.path: nothing planted beside grader/ stands in for triton (runner._Worker)
         bootstrap = f"import sys; sys.path.append({ROOT!r}); import runpy; " \
                     "runpy.run_module('grader.worker.gpu_compile', run_name='__main__')"
@@ -404,10 +406,25 @@ _outcomes: dict[str, dict] = {}  # request (as JSON) -> the helper's reply
 _notices: list[str] = []
 
 
+def prestart() -> None:
+    """Start the helper now, so that it imports triton while the grading process imports the rest."""
+    global _helper
+    if _helper is None:
+        try:
+            _helper = _Helper()
+        except OSError:
+            pass  # the first compile tries again, and skips with a notice if it cannot
+
+
 def _compile(request: dict) -> dict:
     global _helper
     key = json.dumps(request, sort_keys=True)
     if key not in _outcomes:
+        saved = _DiskCache(request)
+        loaded = saved.load()
+        if loaded is not None:
+            _outcomes[key] = loaded
+            return loaded
         if _helper is None:
             _helper = _Helper()
         try:
@@ -416,7 +433,73 @@ def _compile(request: dict) -> dict:
             _helper.close()  # a helper that timed out or died is not asked again
             _helper = None
             raise
+        saved.store(_outcomes[key])
     return _outcomes[key]
+
+
+class _DiskCache:
+    """One compile's outcome on disk, so that a kernel graded again (unchanged) is not compiled again.
+
+    The key is the request with the files its functions came from replaced by placeholders (a worker builds the
+    kernels' module in a fresh folder each time), plus triton's version and this module's source; the outcome
+    is stored with the same placeholders and given its files back when loaded. The folder is
+    ``GRADER_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/triton-attention-puzzles/gpu-compile``. A cache that cannot
+    be read or written is no cache."""
+
+    def __init__(self, request: dict):
+        self.files = sorted({f["file"] for f in request["functions"].values()}, key=len, reverse=True)
+        text = self._placeheld(json.dumps(request, sort_keys=True))
+        digest = hashlib.sha256("\n".join([text, _triton_version(), _THIS_SOURCE]).encode()).hexdigest()
+        self.path = os.path.join(_cache_folder(), f"{digest}.json")
+
+    def _placeheld(self, text: str) -> str:
+        for number, file in enumerate(self.files):
+            text = text.replace(json.dumps(file)[1:-1], f"<file {number}>")
+        return text
+
+    def load(self) -> dict | None:
+        try:
+            with open(self.path) as saved:
+                text = saved.read()
+        except OSError:
+            return None
+        for number, file in enumerate(self.files):
+            text = text.replace(f"<file {number}>", json.dumps(file)[1:-1])
+        try:
+            outcome = json.loads(text)
+        except ValueError:
+            return None
+        return outcome if isinstance(outcome, dict) else None
+
+    def store(self, outcome: dict) -> None:
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".part")
+            with os.fdopen(handle, "w") as saved:
+                saved.write(self._placeheld(json.dumps(outcome)))
+            os.replace(temporary, self.path)
+        except OSError:
+            pass
+
+
+_THIS_SOURCE = hashlib.sha256(open(__file__, "rb").read()).hexdigest()
+
+
+def _cache_folder() -> str:
+    explicit = os.environ.get("GRADER_COMPILE_CACHE")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "triton-attention-puzzles", "gpu-compile")
+
+
+def _triton_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 def take_notices() -> list[str]:
