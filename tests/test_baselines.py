@@ -42,6 +42,7 @@ GRAPHS = [
 
 
 @pytest.mark.parametrize("build, d", GRAPHS)
+@pytest.mark.slow
 def test_csr_kernel_matches_the_spec_at_every_launch_setting(build, d):
     inputs = _inputs(build, d)
     expected = reference(specs.sparse_attention, inputs)[0]
@@ -398,6 +399,7 @@ def _eager_flex(q, k, v, block_mask):
         return flex_attention(q.float(), k.float(), v.float(), block_mask=block_mask).to(q.dtype)
 
 
+@pytest.mark.slow
 def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_bench):
     size = Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40))
     launcher = loader.load_launcher(SPARSE, "solutions")
