@@ -32,6 +32,7 @@ BROKEN = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("puzzle, name, reason, clue", [
     pytest.param(*row, marks=getattr(pytest.mark, f"puzzle{row[0]}"), id=row[1]) for row in BROKEN])
 def test_a_kernel_that_breaks_a_traffic_rule_is_rejected(puzzle, name, reason, clue):
@@ -41,6 +42,7 @@ def test_a_kernel_that_breaks_a_traffic_rule_is_rejected(puzzle, name, reason, c
     assert clue in f"{case.message}\n{case.hint or ''}", report(result)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("puzzle, name", [
     pytest.param(2, "p02_row_block_views.py", marks=pytest.mark.puzzle2, id="stores through views of the output"),
     pytest.param(11, "p11_small_tiles.py", marks=pytest.mark.puzzle11, id="tiles smaller than the case's"),
