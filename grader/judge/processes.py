@@ -397,12 +397,13 @@ class LineBuffer:
 
 
 def quoted_output(printed: str) -> str:
-    """What the graded code printed, cleaned of escapes and each line quoted ("  | "), so that no line of it can
-    pass for a line of the report (a forged "★ Solved")."""
+    """What the grading process printed (the graded code's prints, and the process's own last words), cleaned of
+    escapes and each line quoted ("  | "), so that no line of it can pass for a line of the report (a forged
+    "★ Solved")."""
     lines = clean_text(printed, limit=PRINTED_BYTES).splitlines()
     shown = lines[:PRINTED_LINES]
     more = [f"  | ... ({len(lines) - len(shown)} more lines)"] if len(lines) > len(shown) else []
-    return "\n".join(["printed by the graded code:", *(f"  | {line}" for line in shown), *more]) + "\n"
+    return "\n".join(["printed in the grading process:", *(f"  | {line}" for line in shown), *more]) + "\n"
 
 
 class Limit:
