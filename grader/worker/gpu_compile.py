@@ -60,7 +60,7 @@ import textwrap
 from grader import env
 from grader.worker import instrument
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # above grader/worker/
 DEFAULT_ARCHS = (90,)  # the H200
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
