@@ -10,7 +10,7 @@ compile time, and the interpreter runs a kernel as Python:
 
 - names: the kernel's parameters and locals, the triton imports (tl, triton, libdevice), other @triton.jit
   functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``);
-- no name, attribute or keyword starting with ``_``, no attribute assignment;
+- no name (but a local ``_``), attribute or keyword starting with ``_``, no attribute assignment;
 - no local named like a builtin Triton's code generator falls back to (``getattr``, ``print``, ...: it reads the
   builtin until the local is assigned, ``_TRITON_BUILTINS``), and annotations read module-level names only (Python
   evaluates them when the module is imported);
@@ -399,6 +399,8 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
         if node.id in _TRITON_BUILTINS:
             problems.append((node.lineno, f"a local named {node.id}: Triton reads the builtin {node.id} until the "
                                           "local is assigned; name it otherwise"))
+    for name in sorted((params | stored) & set(aliases)):  # `tl = "{0.__class__}"` would make tl.format a str's
+        problems.append((fn.lineno, f"the name {name}: a parameter or local may not take the name of an import"))
     module_level = names | KERNEL_BUILTINS | set(aliases)  # what an annotation, evaluated at import, may read
     allowed = module_level | params | (stored - _TRITON_BUILTINS)
     annotations = [a.annotation for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs + [fn.args.vararg,
@@ -419,7 +421,7 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                              "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
                              "try, with, global or class)"))
         elif isinstance(node, ast.Name):
-            if node.id.startswith("_"):
+            if node.id.startswith("_") and node.id != "_":  # `for _ in tl.range(...)`: a local like any other
                 problems.append((node.lineno, f"the name {node.id}: names starting with _ are not allowed"))
             elif isinstance(node.ctx, ast.Load) and node.id not in (module_level if id(node) in outside
                                                                       else allowed):
@@ -531,6 +533,10 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
         if constant.startswith("_"):
             problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with _ "
                                                                 "are not allowed"))
+    for shadow in sorted((set(parts.constants) | set(parts.jit)) & (set(aliases) | set(given_aliases))):
+        node = parts.constants.get(shadow) or parts.jit[shadow]
+        problems.append((node.lineno, f"{shadow}: a constant or a @triton.jit function may not take the name of an "
+                                      "import"))
     if problems:
         listed = "".join(f"\n  {name}:{line}: {what}" for line, what in sorted(set(problems))[:8])
         more = f"\n  ... and {len(set(problems)) - 8} more" if len(set(problems)) > 8 else ""
