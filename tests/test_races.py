@@ -44,7 +44,8 @@ def test_a_scatter_with_load_add_store_instead_of_an_atomic_is_a_race(tmp_path):
 
 @pytest.mark.puzzle3
 def test_programs_of_one_row_adding_into_one_element_race():
-    result = grade_file(3, KERNELS / "wrong" / "p03_partial_sums_race.py", first_failure=True)
+    """A 2-D grid of the file's own launcher (the practice path)."""
+    result = grade_file(3, KERNELS / "wrong" / "p03_partial_sums_race.py", first_failure=True, own_launcher=True)
     case = _race(result)
     assert "programs (0, 0, 0) and (0, 1, 0) both wrote z[0]" in case.message, case.message
 
