@@ -52,10 +52,14 @@ def softmax_online_kernel(
     pass
 
 
-def softmax_online(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:
+def softmax_online(x: torch.Tensor, B0: int = 1, B1: int | None = None) -> torch.Tensor:
     """One program per B0 rows; more warps for wider tiles."""
     n0, t = x.shape
     z = torch.empty_like(x)
+    if B1 is None:
+        # 16384 columns per step, or the whole row if shorter: the fastest of 2048-16384 on an H200 at every size
+        # (4096 x 32768: 262.8 µs, against 355 with 4096 per step; 32768 x 4096: 251.6; 128 x 2^20: 431.5).
+        B1 = min(16384, triton.next_power_of_2(t))
     # Up to 32 warps: more loads in flight per row (H200, 4096 x 32768, B1=8192, the solution's kernel:
     # 16 -> 32 warps, 349 -> 278 µs).
     num_warps = min(32, max(1, B0 * B1 // 256))

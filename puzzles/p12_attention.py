@@ -76,7 +76,8 @@ def _scratch(size: int, alignment: int, stream):
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, BQ: int = 64, BK: int = 128) -> torch.Tensor:
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, BQ: int | None = None,
+              BK: int = 128) -> torch.Tensor:
     """One program per BQ queries."""
     (n, d), t = q.shape, k.shape[0]
     if d < 16 or d > 256 or d & (d - 1):
@@ -84,8 +85,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, BQ: int = 64, B
     o = torch.empty((n, d), dtype=torch.float32, device=q.device)
     if q.is_cuda:
         triton.set_allocator(_scratch)
+    if BQ is None:
+        # 128 queries per program where D >= 128 and they still make 128 programs (N >= 16384), else 64: on an H200
+        # at N=16384, D=128, 270.3 µs against 314 with 64; at N=8192, D=128, 64 programs of 128 leave half the
+        # multiprocessors idle, and 64 per program took 80.8 µs. BK=128 beat 64 at every size.
+        BQ = 128 if d >= 128 and n >= 16384 else 64
     # 16 query rows per warp: BQ=128 with 8 warps took 282 µs at N=16384, D=128 on an H200 (BQ=64, 4 warps: 314);
-    # 3 stages: 2 were slower everywhere, 4 do not fit in shared memory at D=128 (scripts/bench_peers_12.py)
-    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, D=d, BQ=BQ, BK=BK, num_warps=BQ // 16,
-                                            num_stages=3)
+    # 3 stages: 2 were slower everywhere, 4 do not fit in shared memory at D=128 (docs/performance-notes.md)
+    settings = dict(D=d, BQ=BQ, BK=BK, num_warps=BQ // 16, num_stages=3)
+    attention_kernel[(triton.cdiv(n, BQ),)](q, k, v, o, n, t, d ** -0.5, **settings)
     return o

@@ -91,7 +91,7 @@ def sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window_p
     windows = window_order.numel()
     if windows:
         # A 16x16 tile is one warp's work; 3 stages overlap the next TCB's gathers with this one's dots
-        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; scripts/explore_tensor_core_kernels.py)
+        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; docs/performance-notes.md)
         sparse_attention_kernel[(windows,)](q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o, n, d ** -0.5,
                                             D=d, num_warps=1 if d <= 64 else 2, num_stages=3)
     return o

@@ -87,7 +87,8 @@ def _warps(block_e: int, heads: int, feats: int) -> int:
 
 def csr_aggregate(node_feat: torch.Tensor, edge_weight: torch.Tensor, row_ptr: torch.Tensor, col_idx: torch.Tensor,
                   BLOCK_E: int = 8, NODES_PER_PROGRAM: int = 1) -> torch.Tensor:
-    """One program per NODES_PER_PROGRAM nodes."""
+    """One program per NODES_PER_PROGRAM nodes. By default 8 slots per step and one node per program, as puzzles 8
+    and 10 (at 320 nodes the kernel takes about as long as its launch, so no setting is measurably faster)."""
     num_nodes, heads, feats = node_feat.shape
     out = torch.empty_like(node_feat)
     if num_nodes:

@@ -124,17 +124,17 @@ def sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window_p
     # <<< beyond the lesson
     if windows:
         # A 16x16 tile is one warp's work; 3 stages overlap the next TCB's gathers with this one's dots
-        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; scripts/explore_tensor_core_kernels.py)
+        # (on an H200: 1 warp 1.2-1.5x faster than 2 or 4; docs/performance-notes.md)
         sparse_attention_kernel[(windows,)](q, k, v, window_ptr, tcb_col, tcb_mask, window_order, o, n, d ** -0.5,
                                             D=d, num_warps=1 if d <= 64 else 2, num_stages=3)
     return o
 
 
-# >>> beyond the lesson: two TCBs per loop step (issue 11)
+# >>> beyond the lesson: two TCBs per loop step
 # Not part of the puzzle: the stub leaves this section out. At a fill of 6% (a random graph) a window holds about
 # 32 TCBs, and one warp per window walking them one at a time waits on each TCB's gathers: the N/16 one-warp
 # programs leave about 7 warps per multiprocessor, too few to hide the latency (ncu: schedulers idle 71% of cycles;
-# docs/benchmarks.md, "Peers (issue 11): puzzle 13"). Two TCBs per step gather 32 rows of k and v at once, and 5
+# docs/performance-notes.md, puzzle 13). Two TCBs per step gather 32 rows of k and v at once, and 5
 # pipeline stages keep more of them in flight. H200, D=64, against the lesson's kernel at 3 stages: random graph
 # N=16384 39.6 -> 22.3 µs (the CSR kernel: 24.4), N=65536 97.0 -> 72.0 µs (CSR: 77.6); banded and molecule graphs
 # within 10% of it either way.

@@ -16,6 +16,7 @@ from grader import bench
 from grader.bench import settings as bench_settings
 from grader.course import graphs, registry, specs
 from grader.course.cases import Case, make_inputs, reference
+from grader.paths import ROOT
 from grader.worker import loader
 
 pytestmark = pytest.mark.puzzle13
@@ -41,6 +42,7 @@ GRAPHS = [
 
 
 @pytest.mark.parametrize("build, d", GRAPHS)
+@pytest.mark.slow
 def test_csr_kernel_matches_the_spec_at_every_launch_setting(build, d):
     inputs = _inputs(build, d)
     expected = reference(specs.sparse_attention, inputs)[0]
@@ -231,9 +233,32 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
     assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
 
 
+# The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. Until that run
+# replaces the file of 2026-11-30, which timed each solution at its fastest block setting and lacks puzzle 11's
+# ragged sizes 5000 x 3000 x 4000 and 4097 x 4000 x 1000, these two fail, as expected; remove this mark with it.
+RECORD_PENDING = pytest.mark.xfail(
+    strict=True, raises=AssertionError,
+    reason="docs/bench/peers.json predates the solution's defaults; scripts/gpu_perf.sh records the new one")
+
+
+@RECORD_PENDING
+def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
+    """The peers table's solution column is the launcher with no block-size arguments; the file says so, and each
+    of our rows says what the launcher chose. A best-swept setting, where there is one, is its own row."""
+    header, rows = bench.recorded_rows()
+    assert header.get("ours") == bench.OURS_AT
+    ours = [r for r in rows if r["impl"] == bench.OURS]
+    assert ours and all(r["note"].startswith("defaults: ") and "[" in r["note"] for r in ours), \
+        [r["note"] for r in ours if not r["note"].startswith("defaults: ")]
+    assert all(r["impl"] in (bench.OURS, bench.SWEPT, bench.LESSON) or not r["impl"].startswith("triton (ours")
+               for r in rows)
+    assert all(header.get(key) for key in ("device", "date", "torch", "triton", "numpy", "python", "command"))
+
+
+@RECORD_PENDING
 def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     """docs/bench/peers.json is what the notebooks and `bench --recorded` show: one run per puzzle, no wrong result."""
-    recorded = json.loads((loader.ROOT / bench.RECORDED).read_text())
+    recorded = json.loads((ROOT / bench.RECORDED).read_text())
     for puzzle in registry.PUZZLES:
         ours = [r for r in recorded["rows"] if r["puzzle"] == puzzle.number and r["impl"] == bench.OURS]
         sizes = bench_settings.BENCHES[puzzle.slug].sizes
@@ -242,6 +267,110 @@ def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     table = bench.recorded_peers([p.number for p in registry.PUZZLES])
     rows = sum(len(b.sizes) for b in bench_settings.BENCHES.values())
     assert "WRONG" not in table and table.count("\n| ") == 1 + rows  # the header and one line per size
+
+
+def test_the_table_in_the_benchmarks_page_is_the_recorded_one():
+    """docs/benchmarks.md opens with `bench --recorded`'s table; after a new record:
+    python -m grader bench --recorded --markdown docs/benchmarks.md --plot docs/benchmarks.png"""
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    shown = page.split(bench.TABLE_BEGIN + "\n")[1].split("\n" + bench.TABLE_END)[0]
+    assert shown == bench.recorded_peers(), "python -m grader bench --recorded --markdown docs/benchmarks.md"
+
+
+def test_the_benchmarks_figure_draws_the_recorded_numbers():
+    """docs/benchmarks.png holds, in a PNG text chunk, the numbers it drew: they must be the recorded file's. After
+    a new record: python -m grader bench --recorded --plot docs/benchmarks.png (needs matplotlib)"""
+    drawn = bench.plotted_data(ROOT / "docs" / "benchmarks.png")
+    assert drawn == bench.speedup_data(bench.recorded_rows()[1]), "python -m grader bench --recorded --plot FILE.png"
+
+
+def test_the_speedup_figure_stores_what_it_drew(tmp_path):
+    pytest.importorskip("matplotlib")
+    rows = [_row(4, "N0=4, T=8", "triton (ours)", 5.0), _row(4, "N0=4, T=8", "eager PyTorch (spec)", 10.0),
+            _row(4, "N0=4, T=8", "triton (ours), swept", 1.0),
+            *[_row(13, f"random (D=64, {n})", impl, us) for n in ("N=16384", "N=65536")
+              for impl, us in (("triton (ours)", 40.0), ("CSR", 30.0))]]
+    drawn = bench.plot_speedups(rows, str(tmp_path / "speedups.png"))
+    assert drawn == bench.plotted_data(tmp_path / "speedups.png") == bench.speedup_data(rows)
+    assert [(d["puzzle"], d["peer"], d["peer_us"] / d["ours_us"]) for d in drawn] == [
+        (4, "eager PyTorch (spec)", 2.0), (13, "CSR", 0.75), (13, "CSR", 0.75)]
+    assert bench._short_sizes(["random (D=64, N=16384)", "random (D=64, N=65536)", "banded (D=64, N=16384)"]) == [
+        "random, N=16384", "random, N=65536", "banded"]
+
+
+def test_the_table_goes_between_its_markers(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(f"# Title\n\n{bench.TABLE_BEGIN}\nold table\n{bench.TABLE_END}\n\nProse.\n")
+    bench.write_table(str(page), "| new |")
+    assert page.read_text() == f"# Title\n\n{bench.TABLE_BEGIN}\n| new |\n{bench.TABLE_END}\n\nProse.\n"
+    (tmp_path / "bare.md").write_text("no markers\n")
+    with pytest.raises(ValueError, match="no <!-- peers table: begin -->"):
+        bench.write_table(str(tmp_path / "bare.md"), "| new |")
+
+
+def test_peers_table_shows_the_best_swept_setting_beside_the_defaults():
+    rows = [_row(4, "N0=4", "triton (ours)", 5.0, "defaults: k[4](B1=16)"), _row(4, "N0=4", "eager", 10.0),
+            _row(4, "N0=4", "triton (ours), swept", 6.0, "B1=16 (the defaults)"),
+            _row(4, "N0=4", "triton (ours), swept", 4.0, "B1=32"),
+            _row(4, "N0=4", "triton (ours), swept", 2.0, "B1=64", correct=False)]
+    table = bench.peers_table(rows).splitlines()
+    assert table[0].endswith("| ours of floor | best swept µs |")
+    assert table[2] == "| 4 | N0=4 | 5.0 | eager | 10.0 | 2.00x | 200% | 4.0 (B1=32) |"  # the ratio is the defaults'
+    assert "best swept" not in bench.peers_table(rows[:2])
+
+
+# -- what a launcher launches, recorded without a GPU --------------------------------------------------------------
+
+def _meta(*shape, dtype=torch.float32):
+    return torch.empty(shape, dtype=dtype, device="meta")  # shapes only: the launches are recorded, not run
+
+
+@pytest.mark.parametrize("number, args, expected", [
+    (4, (_meta(4096, 32768),), "softmax_three_loop_kernel[4096](B0=1, B1=16384, num_warps=32)"),
+    (5, (_meta(32768, 4096),), "softmax_online_kernel[32768](B0=1, B1=4096, num_warps=16)"),
+    (3, (_meta(4096, 32768),), "row_sum_kernel[4096](B0=1, B1=1024)"),
+    (11, (_meta(4096, 4096, dtype=torch.float16), _meta(4096, 4096, dtype=torch.float16)),
+     "matmul_persistent_kernel[4](BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, num_stages=3)"),
+    (12, (*[_meta(16384, 128, dtype=torch.float16)] * 3,),
+     "attention_split_kernel[128](D=128, BQ=128, BK=128, num_warps=8, num_stages=3)"),
+    (12, (*[_meta(8192, 128, dtype=torch.float16)] * 3,),
+     "attention_split_kernel[128](D=128, BQ=64, BK=128, num_warps=4, num_stages=3)"),
+], ids=["4 at 4096x32768", "5 at 32768x4096", "3 at 4096x32768", "11 at 4096^3", "12 at 16384, D=128",
+        "12 at 8192, D=128"])
+def test_the_solutions_defaults_are_the_tuned_settings(number, args, expected):
+    """What each launcher picks from the problem's size, as `bench` reports it (the interpreter's 4 stand-in
+    multiprocessors give puzzle 11 a grid of 4)."""
+    launcher = loader.load_launcher(registry.find(number), "solutions")
+    assert bench.launches_note(bench.launches_of(launcher, *args)) == expected
+
+
+def test_the_lesson_form_is_timed_where_the_solution_goes_beyond_it():
+    matmul = registry.find(11)
+    lesson = bench.lesson_launcher(matmul, loader.load_launcher(matmul, "solutions"))
+    a = _meta(4096, 4096, dtype=torch.float16)
+    assert bench.launches_note(bench.launches_of(lesson, a, a)) == \
+        "matmul_kernel[32x32](BM=128, BN=128, BK=64, num_warps=4, num_stages=4)"
+    softmax = registry.find(5)
+    assert bench.lesson_launcher(softmax, loader.load_launcher(softmax, "solutions")) is None
+
+
+def test_a_swept_launch_setting_replays_the_recorded_launches_with_it(monkeypatch):
+    """num_stages is no keyword of the launcher: the launches are recorded, then run again with it."""
+    softmax = registry.find(5)
+    launcher = loader.load_launcher(softmax, "solutions")
+    x = torch.randn(3, 100)
+    launched = []
+    monkeypatch.setattr(bench, "_median_us", lambda fn: (fn(), 1.0)[1])
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(bench, "_replay", lambda launches, overrides: (launched.append(overrides),
+                                                                      [launch.kernel[launch.grid](*launch.args,
+                                                                                                  **launch.kwargs)
+                                                                       for launch in launches])[0])
+    us, failure, correct = bench._time_setting(launcher, [x], dict(B1=32, num_stages=2), torch.softmax(x, 1),
+                                               (1e-5, 1e-6))
+    assert (us, failure, correct) == (1.0, "", True) and launched and all(o == {"num_stages": 2} for o in launched)
+    assert bench._chosen(launcher, [x], dict(B1=32, num_stages=2)) == \
+        "softmax_online_kernel[3](B0=1, B1=32, num_warps=1, num_stages=2)"
 
 
 # -- bench_size without a GPU: the clock and the inputs' device replaced ----------------------------------------
@@ -270,6 +399,7 @@ def _eager_flex(q, k, v, block_mask):
         return flex_attention(q.float(), k.float(), v.float(), block_mask=block_mask).to(q.dtype)
 
 
+@pytest.mark.slow
 def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_bench):
     size = Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40))
     launcher = loader.load_launcher(SPARSE, "solutions")
@@ -290,11 +420,18 @@ def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_ben
 
 def test_bench_size_of_puzzle_11_reports_tflops(cpu_bench):
     matmul = registry.find(11)
-    settings = dataclasses.replace(bench_settings.BENCHES[matmul.slug], blocks=(dict(BM=32, BN=32, BK=16),))
-    rows = cpu_bench.bench_size(matmul, loader.load_launcher(matmul, "solutions"), dict(M=40, K=24, N=32), 4e12, 2e12,
-                                use_compile=False, flop_rate=1e12, settings=settings)
-    assert [r["impl"] for r in rows] == ["triton (ours)", "eager PyTorch (spec)", "torch.matmul (float16)",
-                                         "torch.mm (float32 out)"]
+    settings = dataclasses.replace(bench_settings.BENCHES[matmul.slug], sweep=(dict(BM=32, BN=32, BK=16),))
+    launcher = loader.load_launcher(matmul, "solutions")
+    rows = cpu_bench.bench_size(matmul, launcher, dict(M=40, K=24, N=32), 4e12, 2e12, use_compile=False,
+                                flop_rate=1e12, settings=settings, sweep=True,
+                                lesson=cpu_bench.lesson_launcher(matmul, launcher))
+    assert [r["impl"] for r in rows] == ["triton (ours)", "triton (lesson form)", "triton (ours), swept",
+                                         "eager PyTorch (spec)", "torch.matmul (float16)", "torch.mm (float32 out)"]
+    assert rows[0]["note"] == "defaults: matmul_persistent_kernel[1](BM=128, BN=256, BK=64, GROUP_M=8, num_warps=8, " \
+                              "num_stages=3)"
+    assert rows[1]["note"].startswith("defaults: matmul_kernel[1x1](BM=128, BN=128, BK=64")
+    assert rows[2]["note"] == "BM=32, BN=32, BK=16" and all(r["correct"] for r in rows[:3])
+    rows = [rows[0], *rows[3:]]
     assert rows[3]["us"] is not None or "mm.dtype" in rows[3]["note"]  # float32 out: a CUDA kernel only
     flops = 2 * 40 * 24 * 32
     assert rows[0]["tflops"] == pytest.approx(flops / 1e-6 / 1e12) and rows[0]["correct"] and rows[2]["correct"]
@@ -322,3 +459,31 @@ def test_plot_draws_tensor_core_and_sparse_puzzles(tmp_path):
               for impl, us in (("triton (ours)", 40.0), ("eager PyTorch (spec)", 900.0))]]
     bench.plot(rows, str(tmp_path / "bench.png"))
     assert (tmp_path / "bench.png").stat().st_size > 0
+
+
+def test_run_once_runs_ours_and_each_peer_between_profiler_start_and_stop(cpu_bench, monkeypatch):
+    """What `bench --once` does under ncu (--profile-from-start off): warm every implementation up, then run each
+    once inside the profiled window, under an NVTX range named after it."""
+    events = []
+    monkeypatch.setattr(torch.cuda.profiler, "start", lambda: events.append("start"))
+    monkeypatch.setattr(torch.cuda.profiler, "stop", lambda: events.append("stop"))
+    monkeypatch.setattr(torch.cuda.nvtx, "range_push", events.append)
+    monkeypatch.setattr(torch.cuda.nvtx, "range_pop", lambda: None)
+    softmax = registry.find(4)
+    ran = cpu_bench.run_once(softmax, loader.load_launcher(softmax, "solutions"), dict(N0=4, T=100), use_compile=True)
+    assert ran == ["triton (ours)", "torch.compile (spec)", "torch.softmax"]
+    assert events == ["start", *ran, "stop"]
+
+
+def test_the_gpu_script_profiles_sizes_the_bench_has():
+    """scripts/gpu_perf.sh names each ncu size by text: each must pick exactly one of its puzzle's bench sizes."""
+    import re
+    import subprocess
+
+    script = ROOT / "scripts" / "gpu_perf.sh"
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    profiled = re.findall(r'grader bench (\d+) --once --sizes "([^"]+)"', script.read_text())
+    assert len(profiled) == 3
+    for number, text in profiled:
+        labels = [bench._label(size) for size in bench_settings.BENCHES[registry.find(int(number)).slug].sizes]
+        assert sum(text in label for label in labels) == 1, (number, text, labels)

@@ -1,5 +1,7 @@
-"""scripts/grade_submission.sh: its arguments, and (as root, without docker) a real run whose submission
-cannot see the reference solutions, write the grader or reach the network."""
+"""scripts/grade_submission.sh: its arguments, and (as root, without docker) real runs: kernel-only grading into
+results.json; the graded code as another user, which cannot see the reference solutions, write the grader, reach
+the network or signal the judge (probed with --own-launcher, where a file's Python runs); a part planted before
+grading is not taken; the grader failing writes no score."""
 
 import json
 import os
@@ -69,10 +71,21 @@ def python_others_can_run():
 
 
 # Puzzle 3's launcher, before it launches anything, tries what a cheating submission would try and
-# raises what it found: the report (the test's output) carries it.
+# raises what it found: the report (the test's output) carries it. Graded with --own-launcher (the practice path,
+# where a file's Python runs), as kernel-only grading would never run it.
 PROBE = '''
     import os, socket
-    found = []
+    found = [f"uid {{os.getuid()}}"]
+    signal_pid = getattr(os, "ki" + "ll")  # past the static check of --own-launcher, as a cheat would go
+    others = [int(p) for p in os.listdir("/pr" + "oc") if p.isdigit() and int(p) != os.getpid()]
+    reached = []
+    for pid in others:
+        try:
+            signal_pid(pid, 0)
+            reached.append(pid)
+        except OSError:
+            pass
+    found.append(f"signals {{len(reached)}} of {{len(others)}} other processes")
     try:
         open(os.path.join({root!r}, "solutions", "{module}.py")).read()
         found.append("solutions READABLE")
@@ -95,6 +108,7 @@ PROBE = '''
 @requires_interpreter
 @pytest.mark.puzzle1
 @pytest.mark.skipif(os.geteuid() != 0, reason="the isolated run needs root (a dedicated user and namespaces)")
+@pytest.mark.slow
 def test_a_submission_is_graded_into_results_json_and_cannot_cheat(tmp_path, python_others_can_run):
     python = python_others_can_run
     submission = tmp_path / "submission"
@@ -109,13 +123,73 @@ def test_a_submission_is_graded_into_results_json_and_cannot_cheat(tmp_path, pyt
     (submission / "p03_probe.py").write_text(head + launcher + signature + ":\n" + probe + rest)
     (submission / "notes.txt").write_text("ignored")
     results = tmp_path / "results.json"
-    run = run_script("--python", str(python), "--puzzles", "1 2 3", str(submission), str(results))
+    run = run_script("--python", str(python), "--own-launcher", "--puzzles", "1 2 3", str(submission), str(results))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     data = json.loads(results.read_text())
     tests = {t["number"]: t for t in data["tests"]}
     assert data["score"] == 1 and tests["1"]["status"] == "passed" and "Solved" in tests["1"]["output"]
     assert "no file p02_*.py in the submission" in tests["2"]["output"]
     assert tests["3"]["status"] == "failed"
-    assert "solutions hidden" in tests["3"]["output"], tests["3"]["output"]
-    assert "grader read-only" in tests["3"]["output"] and "network none" in tests["3"]["output"]
+    output = tests["3"]["output"]
+    assert "solutions hidden" in output, output
+    assert "grader read-only" in output and "network none" in output
+    assert f"uid {os.getuid()}" not in output and "signals 0 of" in output  # another user, alone in its namespace
     assert (ROOT / "solutions" / f"{third.module}.py").is_file()  # hidden from the submission only
+    assert "grade-submission." not in json.dumps(data)  # no scratch path in what the student reads
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+@pytest.mark.skipif(os.geteuid() != 0, reason="the isolated run needs root (a dedicated user and namespaces)")
+@pytest.mark.slow
+def test_kernel_only_classroom_run_scores_the_kernels_and_per_case_credit(tmp_path, python_others_can_run):
+    """The default: each file's kernels under the puzzle's launcher. A correct kernel with a launcher that would
+    cheat scores; a stub scores 0 with per-case credit; weights apply."""
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    first = solution_text(registry.find(1))
+    cheat = first.replace("    return z\n", "    return x + y  # a launcher computing the answer\n")
+    (submission / "p01_mine.py").write_text(cheat)
+    (submission / "p02_stub.py").write_text((ROOT / "puzzles" / f"{registry.find(2).module}.py").read_text())
+    results = tmp_path / "results.json"
+    run = run_script("--python", str(python_others_can_run), "--puzzles", "1 2", "--partial", "--weights", "1=3",
+                     "--visibility", "after_due_date", str(submission), str(results))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    data = json.loads(results.read_text())
+    tests = {t["number"]: t for t in data["tests"]}
+    assert tests["1"]["score"] == 3 and tests["1"]["max_score"] == 3 and "your launcher differs" in tests["1"]["output"]
+    assert tests["2"]["score"] == 0 and "not started" in tests["2"]["output"]
+    assert data["visibility"] == "after_due_date" and tests["1"]["output_format"] == "text"
+
+
+@requires_interpreter
+@pytest.mark.skipif(os.geteuid() != 0, reason="the isolated run needs root (a dedicated user and namespaces)")
+def test_the_grader_failing_writes_no_score(tmp_path):
+    """A Python the graded user cannot run is the grader's trouble: exit 2 with the reason, and no results.json,
+    rather than every student scoring 0. (tmp_path is root's alone, so nobody cannot run a Python kept there.)"""
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "p01_mine.py").write_text(solution_text(registry.find(1)))
+    results = tmp_path / "results.json"
+    run = run_script("--python", str(python), "--puzzles", "1", str(submission), str(results))
+    assert run.returncode == 2 and not results.exists(), run.stdout[-2000:] + run.stderr[-2000:]
+    assert "cannot be run by nobody" in run.stderr
+
+
+@pytest.mark.parametrize("prefix, said", [('["sh", "-c", "exit 127"]', "before it was ready (126/127"),
+                                          ('["/no/such/program"]', "could not be started")])
+@pytest.mark.slow
+def test_a_worker_that_cannot_start_is_the_graders_failure_not_a_score(tmp_path, prefix, said):
+    """The worker's command failing before it says it is ready (its Python not runnable, a missing program) exits
+    3 and writes no Gradescope file: nothing of the submission had run, so nothing is scored."""
+    part = tmp_path / "part.json"
+    environment = {**os.environ, "GRADER_WORKER_PREFIX": prefix, "TRITON_INTERPRET": "1",
+                   "GRADER_RESULTS": str(tmp_path / "progress.json")}
+    run = subprocess.run([sys.executable, "-m", "grader", "1", "--file", str(ROOT / "solutions" / "p01_add.py"),
+                          "--gradescope", str(part)], cwd=ROOT, capture_output=True, text=True, env=environment,
+                         timeout=300)
+    assert run.returncode == 3 and not part.exists(), run.stdout + run.stderr
+    assert "the grader could not grade" in run.stderr and said in run.stderr

@@ -11,7 +11,7 @@ Protocol (worker -> parent, one JSON object per line, on the file descriptor nam
   {"event": "ready"}                                  the worker started; nothing of a submission has run yet
   {"event": "load", "puzzle": N}                     about to load the kernels (or import the file) for puzzle N
   {"event": "load_error", "puzzle": N, "message": S}  the import failed; no case events follow
-  {"event": "start", "puzzle": N, "case": I}          case I begins (I counts up from the job's start)
+  {"event": "start", "puzzle": N, "case": I}          case I begins (the job's cases of the puzzle, in order)
   {"event": "execution", "puzzle": N, "case": I, "execution": {...}}   transfer.execution_to_json
   {"event": "done", "puzzle": N, "notices": [S, ...]} every case ran, or the last one ended the puzzle
   {"event": "map", "puzzle": N, "maps": {...}}        with "map" in the job: that case's access maps instead
@@ -21,271 +21,35 @@ the implementation or file (the practice path, --own-launcher), the seed, the mo
 A worker that ends or hangs before "ready" is the grader's own trouble, not the submission's: ``Broken`` is
 raised, and the CLI exits without a score.
 
-Nothing here trusts the worker to end: a deadline of the time limit plus a grace period covers every
-step, the import included; the worker's exit is noticed even while a forked child holds the pipe; and
-when a worker ends, every process it left behind is killed (this process is their subreaper on Linux,
-so even a daemon that called setsid is found). A worker that crashes, hangs or misbehaves costs one
-case, and a fresh worker carries on with the next.
+Starting, timing and ending workers is ``grader.judge.processes``. A worker that crashes, hangs or misbehaves
+costs one case, and a fresh worker carries on with the next.
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
-import os
-import selectors
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
+import dataclasses
+import math
 from pathlib import Path
 
 from grader import env, transfer
 from grader.course import registry
-from grader.judge import submission
+from grader.course.cases import spec_args
+from grader.judge import processes, submission
+from grader.judge.processes import GRACE, WALL_FACTOR, Broken, Limit
 from grader.judge.submission import vet_submission
 from grader.judge.verdict import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, result_for
-from grader.paths import ROOT, shown, source_path
-from grader.safe_output import clean_text
+from grader.paths import shown, source_path
+from grader.safe_output import clean_text, one_line
 
-GRACE = 20.0  # seconds beyond the in-process alarm: room for imports, compilation and unwinding
-POLL = 0.2  # seconds between checks that the worker is still alive (a forked child may hold the pipe open)
-MAX_EVENT_BYTES = 1 << 30  # one event line; far above any case's outputs
-PRINTED_BYTES = 20_000  # of what the learner's code printed, shown after the worker ends
-_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+MAX_NOTICES, NOTICE_CHARS = 8, 400  # notes a worker may send per puzzle, and their length
 
+class Interrupted(Exception):
+    """Grading was stopped by a signal (SIGINT, SIGTERM) after every worker was ended: `results` holds the puzzles
+    graded to their end before it, `signal` its name."""
 
-def _describe_exit(code: int | None) -> str:
-    if code is not None and code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with status {code}"
-
-
-class Broken(Exception):
-    """The grader itself could not grade: its worker could not start (the Python not runnable by the graded user,
-    a missing package, a crash before any submission ran). No score may be written; the message says why."""
-
-
-# -- processes left behind --------------------------------------------------------------------------
-
-def become_subreaper() -> None:
-    """Adopt the orphans of our descendants (Linux), so a double-forked daemon stays findable; else nothing."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-
-
-def _process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, state letter) for every process in /proc; empty where there is no /proc."""
-    table = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for entry in entries:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue  # it ended while we looked
-            table[int(entry)] = (int(fields[1]), fields[0])
-    return table
-
-
-def descendants() -> set[int]:
-    """Every living process whose chain of parents leads to this one."""
-    table = _process_table()
-    children: dict[int, list[int]] = {}
-    for pid, (parent, _) in table.items():
-        children.setdefault(parent, []).append(pid)
-    found, frontier = set(), [os.getpid()]
-    while frontier:
-        for child in children.get(frontier.pop(), []):
-            if child not in found:
-                found.add(child)
-                frontier.append(child)
-    return {pid for pid in found if table[pid][1] != "Z" or table[pid][0] == os.getpid()}
-
-
-def kill_descendants(spare: set[int]) -> None:
-    """SIGKILL every descendant but `spare` (processes that were ours before grading), and reap those that
-    become our children, until none is left: a process that forks while we kill is found on the next round."""
-    for _ in range(100):
-        found = descendants() - spare
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for pid in found:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass  # not our child (yet): its parent dies too, and it comes to us as an orphan
-        time.sleep(0.01)
-
-
-# -- the grader's own files ---------------------------------------------------------------------------------
-
-def snapshot_grader() -> dict[str, bytes]:
-    """Every file of the grader package (relative path -> bytes), compiled caches included, and the files at the
-    top of the repository, which is on the worker's PYTHONPATH (a sitecustomize.py there would run in every
-    later grading)."""
-    files = {}
-    for path in [*(ROOT / "grader").rglob("*"), *ROOT.glob("*")]:
-        if path.is_file():
-            try:
-                files[str(path.relative_to(ROOT))] = path.read_bytes()
-            except OSError:
-                continue
-    return files
-
-
-def restore_grader(before: dict[str, bytes]) -> list[str]:
-    """Put the grader's files back as `before` had them; the source files a submission changed, added or removed.
-
-    A compiled cache (__pycache__) that is new or changed is deleted rather than judged: Python writes those
-    itself, and rebuilds them from the source; a forged one could otherwise stand in for the source next time."""
-    changed = []
-    now = snapshot_grader()
-    for name in sorted(set(before) | set(now)):
-        if before.get(name) == now.get(name):
-            continue
-        path = ROOT / name
-        cache = "__pycache__" in path.parts
-        try:
-            if name in before and not cache:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(before[name])
-            else:
-                path.unlink(missing_ok=True)
-        except OSError:
-            pass
-        if not cache:
-            changed.append(name)
-    return changed
-
-
-# -- one worker -------------------------------------------------------------------------------------------
-
-class _Worker:
-    """A worker process, its event pipe (read without blocking, so a partial line cannot stall us) and its
-    temporary working directory."""
-
-    def __init__(self, job: dict, spare: set[int]):
-        self.spare = spare
-        self.started = time.monotonic()
-        self.workdir = tempfile.mkdtemp(prefix="grader-worker-")
-        read_fd, write_fd = os.pipe()
-        environment = dict(os.environ)
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), environment.get("PYTHONPATH")]))
-        environment["GRADER_RESULTS"] = os.path.join(self.workdir, "results.json")  # never the learner's cache
-        environment["PYTHONDONTWRITEBYTECODE"] = "1"  # the grader's __pycache__ is the parent's alone
-        # What the learner's code prints is kept, and shown cleaned when the worker ends (raw, it could carry
-        # terminal escapes that hide or fake the report).
-        self.printed = open(os.path.join(self.workdir, ".printed"), "w+b")  # closed in close()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.worker", str(write_fd)], stdin=subprocess.PIPE, pass_fds=(write_fd,),
-            cwd=self.workdir, env=environment, start_new_session=True, text=True, stderr=self.printed)
-        os.close(write_fd)
-        try:
-            self.proc.stdin.write(json.dumps(job))
-            self.proc.stdin.close()
-        except BrokenPipeError:
-            pass  # it died at once; the end of its stream says so
-        os.set_blocking(read_fd, False)
-        self.fd = read_fd
-        self.buffer = b""
-        self.eof = False
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(read_fd, selectors.EVENT_READ)
-
-    def _read(self) -> None:
-        try:
-            chunk = os.read(self.fd, 1 << 20)
-        except BlockingIOError:
-            return
-        if chunk:
-            self.buffer += chunk
-        else:
-            self.eof = True
-
-    def _line(self) -> bytes | None:
-        newline = self.buffer.find(b"\n")
-        if newline < 0:
-            if len(self.buffer) > MAX_EVENT_BYTES:
-                raise transfer.Malformed("an event longer than the grader accepts")
-            return None
-        line, self.buffer = self.buffer[:newline], self.buffer[newline + 1:]
-        return line
-
-    def next_event(self, deadline: float) -> dict | None | str:
-        """The next event; None at the end of the stream (or when the worker has exited); "timeout" when the
-        deadline passes first. Raises transfer.Malformed for a line that is not a JSON object."""
-        while True:
-            line = self._line()
-            if line is not None:
-                try:
-                    event = json.loads(line)
-                except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
-                    raise transfer.Malformed("a line that is not JSON") from None
-                if not isinstance(event, dict):
-                    raise transfer.Malformed("a line that is not a JSON object")
-                return event
-            if self.eof:
-                return None
-            if self.proc.poll() is not None:
-                self._drain()
-                if self._line_ready():
-                    continue
-                return None
-            if time.monotonic() >= deadline:
-                return "timeout"
-            if self.selector.select(min(POLL, max(0.0, deadline - time.monotonic()))):
-                self._read()
-
-    def _line_ready(self) -> bool:
-        return b"\n" in self.buffer
-
-    def _drain(self) -> None:
-        """Read what the exited worker left in the pipe, after stopping any process that still holds it."""
-        kill_descendants(self.spare)
-        while not self.eof and self.selector.select(0):
-            before = len(self.buffer)
-            self._read()
-            if len(self.buffer) == before and not self.eof:
-                break
-
-    def close(self, kill: bool = False) -> int | None:
-        """Stop the worker (at once with `kill`, else once it has exited by itself or the pipe is closed),
-        every process it left behind, and remove its working directory. Its exit status."""
-        if kill or self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        code = self.proc.wait()
-        kill_descendants(self.spare)
-        self.selector.close()
-        os.close(self.fd)
-        self.printed.seek(0)
-        printed = self.printed.read(PRINTED_BYTES).decode("utf-8", "replace")
-        self.printed.close()
-        if printed.strip():
-            sys.stderr.write(clean_text(printed, limit=PRINTED_BYTES) + "\n")
-            sys.stderr.flush()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        return code
+    def __init__(self, results: list, signal_name: str):
+        super().__init__(signal_name)
+        self.results, self.signal = results, signal_name
 
 
 # -- checking events ---------------------------------------------------------------------------------------
@@ -321,8 +85,14 @@ class _Grading:
     """The state of grading some puzzles with a succession of workers: results so far, puzzles left."""
 
     def __init__(self, puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
-                 timeout: float, grace: float, kernels: dict | None = None):
+                 timeout: float, grace: float, kernels: dict | None = None, progress=None,
+                 only: dict[int, list[int]] | None = None, first_failure: bool = False):
         self.impl, self.file, self.seed, self.interpret = impl, file, seed, interpret
+        # The cases to run, by index, per puzzle: every case, or `only` those (the interpreter's checks of a native
+        # grading run on the small cases).
+        self.order = {p.number: (only or {}).get(p.number, list(range(len(p.cases)))) for p in puzzles}
+        self.progress = progress  # called with (puzzle, case index, CaseResult) as each case is judged
+        self.first_failure = first_failure  # a puzzle ends at its first failing case (the grader's own tests)
         self.kernels = kernels or {}  # puzzle number -> its kernel job (kernel-only grading)
         self.timeout, self.grace = timeout, grace
         self.device = "cpu" if interpret else "cuda"
@@ -331,21 +101,24 @@ class _Grading:
         self.pending = [p.number for p in puzzles]
 
     def job(self) -> dict:
-        return {"puzzles": [{"puzzle": n, "start": len(self.results[n]) if i == 0 else 0,
-                             "kernels": self.kernels.get(n)} for i, n in enumerate(self.pending)],
+        return {"puzzles": [{"puzzle": n, "cases": self.order[n][len(self.results[n]):],
+                             "kernels": self.kernels.get(n)} for n in self.pending],
                 "impl": self.impl, "file": self.file, "seed": self.seed, "interpret": self.interpret,
                 "timeout": self.timeout}
 
     def _next_case(self) -> tuple[registry.Puzzle, int]:
+        """The puzzle being graded and the index of its next case (one past the last when all are done)."""
         number = self.pending[0]
-        return registry.find(number), len(self.results[number])
+        done, order = len(self.results[number]), self.order[number]
+        puzzle = registry.find(number)
+        return puzzle, order[done] if done < len(order) else len(puzzle.cases)
 
     def _fail_next_case(self, reason: str, message: str) -> None:
         """Charge the case that was running (or next) with a failure, and move past it."""
         puzzle, index = self._next_case()
         if index < len(puzzle.cases):
             self.results[puzzle.number].append(result_for(puzzle.cases[index], reason, message))
-        if index + 1 >= len(puzzle.cases) or reason == "timeout":
+        if len(self.results[puzzle.number]) >= len(self.order[puzzle.number]) or reason == "timeout":
             self.pending.pop(0)
 
     def _fail_import(self, reason: str, message: str) -> None:
@@ -353,25 +126,37 @@ class _Grading:
 
     def run_worker(self, spare: set[int]) -> None:
         """Start a worker on the pending puzzles and follow it until it ends, fails or is stopped."""
-        worker = _Worker(self.job(), spare)
+        worker = processes.Worker(self.job(), spare)
         phase = "startup"  # see _handle
         killed = False
         try:
             while self.pending:
-                deadline = time.monotonic() + self.timeout + self.grace
-                event = worker.next_event(deadline)
+                # Interpreted kernels count CPU time, with a wall-clock backstop; native ones run on the GPU while the
+                # worker waits, so wall time is theirs.
+                wall = (WALL_FACTOR if self.interpret else 1) * self.timeout + self.grace
+                limit = Limit(self.timeout + self.grace, wall, worker)
+                event = worker.next_event(limit)
                 if event == "timeout":
                     killed = True
-                    self._timed_out(phase)
+                    self._timed_out(phase, limit.why)
                     return
                 if event is None:
                     self._ended(phase, worker.close())
                     return
                 phase = self._handle(event, phase)
-        except transfer.Malformed as exc:
+                if self.first_failure and phase == "puzzle" and not self.results[self.pending[0]][-1].passed:
+                    killed = True  # this puzzle is decided: the worker goes, and a fresh one takes the next puzzle
+                    self.pending.pop(0)
+                    return
+        except Broken:
             killed = True
-            self._fail_next_case("crashed", f"the grading process sent a malformed event ({exc}); the grader "
-                                            "stopped it. A submission that writes to the grader's pipe does this.")
+            raise
+        except Exception as exc:  # anything in an event that the judge cannot take is the worker's fault
+            killed = True
+            what = str(exc) if isinstance(exc, transfer.Malformed) else f"{type(exc).__name__} while reading it"
+            self._fail_next_case("crashed", f"the grading process sent a malformed event ({one_line(what)[:200]}); "
+                                            "the grader stopped it. A submission that writes to the grader's pipe "
+                                            "does this.")
         finally:
             if worker.proc.returncode is None or killed:
                 worker.close(kill=True)
@@ -405,12 +190,14 @@ class _Grading:
         if kind == "execution":
             execution = transfer.execution_from_json(event["execution"])
             self.results[puzzle.number].append(self._judge(puzzle, index, execution))
+            if self.progress is not None:
+                self.progress(puzzle, index, self.results[puzzle.number][-1])
             return "puzzle"
         # done: every case has a result, or the last one ended the puzzle
-        results = self.results[puzzle.number]
-        if len(results) < len(puzzle.cases) and not (results and ends_puzzle(results[-1].reason, len(results) - 1)):
-            raise transfer.Malformed(f"a done event after {len(results)} of {len(puzzle.cases)} cases")
-        self.notices[puzzle.number] = event["notices"]
+        results, order = self.results[puzzle.number], self.order[puzzle.number]
+        if len(results) < len(order) and not (results and ends_puzzle(results[-1].reason, order[len(results) - 1])):
+            raise transfer.Malformed(f"a done event after {len(results)} of {len(order)} cases")
+        self.notices[puzzle.number] = [clean_text(one_line(n), NOTICE_CHARS) for n in event["notices"][:MAX_NOTICES]]
         self.pending.pop(0)
         return "between"
 
@@ -422,8 +209,7 @@ class _Grading:
         except Exception as exc:  # data that passed the checks yet cannot be judged: the worker's doing
             raise transfer.Malformed(f"the judge could not use it: {type(exc).__name__}: {exc}") from None
 
-    def _timed_out(self, phase: str) -> None:
-        limit = f"{self.timeout + self.grace:g} s"
+    def _timed_out(self, phase: str, limit: str) -> None:
         if phase == "import":
             what = shown(source_path(registry.find(self.pending[0]), self.impl, self.file))
             self._fail_import("timeout", f"stopped after {limit} while importing {what}: does code at module "
@@ -439,21 +225,97 @@ class _Grading:
     def _ended(self, phase: str, code: int | None) -> None:
         """The worker's stream ended before the puzzles did."""
         if phase == "startup":
-            raise Broken(f"the grading process {_describe_exit(code)} before it was ready"
+            raise Broken(f"the grading process {processes._describe_exit(code)} before it was ready"
                          + (" (126/127: its Python could not be run)" if code in (126, 127) else ""))
         if phase == "case":
             advice = ("A crash inside triton or torch, or your code ending the process (os._exit, a signal), can "
                       "do this." if self.interpret else "An out-of-bounds access on the GPU, or a crash inside "
                       "triton, can do this: try `--interpret` for a precise report.")
-            self._fail_next_case("crashed", f"the grading process {_describe_exit(code)} during this case; "
+            self._fail_next_case("crashed", f"the grading process {processes._describe_exit(code)} during this case; "
                                             f"the grader survived. {advice}")
         elif phase == "import":
             what = shown(source_path(registry.find(self.pending[0]), self.impl, self.file))
-            self._fail_import("error", f"the grading process {_describe_exit(code)} while importing {what}")
+            self._fail_import("error", f"the grading process {processes._describe_exit(code)} while importing {what}")
+        elif phase == "puzzle" and code == 0:
+            pass  # it ended after a case that lost the GPU (worker/execute.CONTEXT_LOST): a fresh one goes on
         else:  # died between cases, or before the first: report it once
             number = self.pending.pop(0)
             self.results[number].append(CaseResult("startup", False, "error", f"the grading process "
-                                                   f"{_describe_exit(code)} before grading this puzzle"))
+                                                   f"{processes._describe_exit(code)} before grading this puzzle"))
+
+
+SMALL_CASE = 1 << 18  # input elements: a case the interpreter runs in about a second
+
+
+def _small_cases(puzzle: registry.Puzzle) -> list[int]:
+    """The indices of a puzzle's cases whose inputs are small (sizes the case's dims give; a graph's count as
+    small): the interpreter's checks of a native grading run these, so they cost seconds."""
+    small = []
+    for index, case in enumerate(puzzle.cases):
+        total = 0
+        for arg in spec_args(puzzle.spec):
+            try:
+                total += math.prod(arg.shape(case.dims)) if arg.dtype is not None else 0
+            except (KeyError, NameError, TypeError, ValueError):
+                continue  # a size the graph sets
+        if total <= SMALL_CASE:
+            small.append(index)
+    return small
+
+
+def _interpreter_checks(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, timeout: float,
+                        grace: float, kernels: dict, spare: set[int],
+                        graded: dict[int, int] | None = None) -> dict[int, dict[int, CaseResult]]:
+    """Natively, the same kernels on the puzzles' small cases in the interpreter, with its record: bounds,
+    undefined lanes, coverage, budgets and races (a GPU verdict checks what the interpreter checks).
+    {puzzle: {case index: result}}; {} where this machine's interpreter cannot run (``interpreter_problem``).
+    `graded`: how many cases the native grading ran per puzzle (it may have stopped early); checks go no further."""
+    if puzzles and interpreter_problem():
+        return {}
+    graded = graded or {}
+    only = {p.number: [i for i in _small_cases(p) if i < graded.get(p.number, len(p.cases))] for p in puzzles}
+    checks = _Grading([p for p in puzzles if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
+                      only=only)
+    while checks.pending:
+        checks.run_worker(spare)
+    return {number: dict(zip(only[number], found)) for number, found in checks.results.items()}
+
+
+def interpreter_problem() -> str | None:
+    """Why the interpreter's checks cannot run beside a native grading here (triton 3.6's interpreter with numpy
+    2.4 or newer), as the note that says so; None when they can."""
+    problems = env.version_problems(env.Mode(True, ""))
+    if not problems:
+        return None
+    return ("the interpreter's checks (bounds, undefined lanes, coverage, budgets, races) were not run beside this "
+            f"native grading, so only values were graded: {problems[0]}")
+
+
+INTERPRETER_FOUND = "the GPU computed the right values, but the interpreter's checks of the same kernels found: "
+
+
+def _combined(native: list[CaseResult], checked: dict[int, CaseResult]) -> list[CaseResult]:
+    """A case passes natively only if the interpreter's checks pass it too; where the two disagree, the result
+    says which one failed and why. Where both pass, the interpreter's record gives the report its traffic."""
+    combined = []
+    for index, case in enumerate(native):
+        other = checked.get(index)
+        if other is None or other.reason == "skipped":
+            combined.append(case)
+        elif case.passed and not other.passed:
+            combined.append(dataclasses.replace(other, message=INTERPRETER_FOUND + other.message))
+        elif case.passed:
+            combined.append(dataclasses.replace(case, accesses=other.accesses, programs=other.programs,
+                                                coach=other.coach))
+        elif case.reason == other.reason == "out_of_bounds":  # the interpreter names the tensor, lanes and line
+            combined.append(dataclasses.replace(other, message=f"{other.message}\n  (on the GPU: {case.message})"))
+        elif other.passed and case.reason not in ("timeout",):
+            combined.append(dataclasses.replace(case, message=f"on the GPU: {case.message}\n  (the interpreter "
+                                                "passes this case: the GPU compiler or the GPU itself differs; see "
+                                                "the message above)"))
+        else:
+            combined.append(case)
+    return combined
 
 
 def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tuple[dict | None, list, list[str]]:
@@ -471,14 +333,13 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
     except submission.Refused as exc:
         return None, [CaseResult("import", False, "error", str(exc))], []
     if not kernels.started:
-        return None, [result_for(puzzle.cases[0], "not_started", "not implemented yet: your kernels are the stub's")], \
-            list(kernels.notes)
+        return None, [result_for(puzzle.cases[0], "not_started", submission.NOT_STARTED)], list(kernels.notes)
     return job, [], list(kernels.notes)
 
 
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                    timeout: float, mode: str, grace: float = GRACE, capability: tuple[int, int] | None = None,
-                   own_launcher: bool = False) -> list[PuzzleResult]:
+                   own_launcher: bool = False, progress=None, first_failure: bool = False) -> list[PuzzleResult]:
     """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
 
     Kernel-only grading is the default for puzzles/ and --file: the judge reads the file's kernels without running
@@ -486,7 +347,9 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     reference solutions import the whole file in the worker and grade its launcher; such a result is not to be
     trusted by a classroom (``PuzzleResult.trusted``). Natively, a puzzle this GPU cannot run
     (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
-    its report says why. Raises ``Broken`` when a worker cannot start."""
+    its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
+    judged. With `first_failure`, a puzzle stops at its first failing case (the grader's own tests). Raises
+    ``Broken`` when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
@@ -518,25 +381,41 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
                 notices[puzzle.number] += puzzle.gpu_notes(capability)
     # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
     gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter
-                          and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels)
+                          and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels,
+                         progress, first_failure=first_failure)
                 for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
     runs_code = any(grading.pending for grading in gradings)
-    become_subreaper()
-    spare = descendants()
+    processes.become_subreaper()
+    spare = processes.descendants(excluded=processes.prestarted_pid())  # the prestarted worker is ours to end
     # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a
     # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
-    # kernel keeps the edit.) Kernel-only grading runs none of the file's Python, and is snapshotted all the same.
-    grader_files = snapshot_grader() if file is not None and runs_code else None
-    tampered = []
+    # kernel keeps the edit; nor for kernel-only grading, which runs none of the file's Python.)
+    grader_files = processes.snapshot_grader() if file is not None and own_launcher and runs_code else None
+    tampered, stopped_by, checked = [], None, {}
     try:
         for grading in gradings:
             while grading.pending:
                 grading.run_worker(spare)
+        if not interpret:  # a native "Solved" must also be an interpreter "Solved"
+            skipped = interpreter_problem()
+            for puzzle in puzzles:
+                if skipped and modes[puzzle.number] == "native":
+                    notices[puzzle.number].append(skipped)
+            graded = {n: len(cases) for grading in gradings for n, cases in grading.results.items()}
+            checked = _interpreter_checks([p for p in puzzles if modes[p.number] == "native" and
+                                           p.number not in decided], impl, file, seed, timeout, grace, kernels, spare,
+                                          graded)
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
+        stopped_by = exc.args[0] if exc.args else "SIGINT"
     finally:
-        kill_descendants(spare)
+        processes.kill_descendants(spare)
         if grader_files is not None:
-            tampered = restore_grader(grader_files)
-    results = {number: cases for grading in gradings for number, cases in grading.results.items()}
+            tampered = processes.restore_grader(grader_files)
+    results = {number: cases for grading in gradings for number, cases in grading.results.items()
+               if number not in grading.pending}
+    for number, found in checked.items():
+        if number in results:
+            results[number] = _combined(results[number], found)
     results.update(decided)
     if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
         for puzzle in puzzles:
@@ -544,9 +423,12 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
                 "grader files", False, "error", f"the submission changed the grader's own files "
                 f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
     worker_notices = {number: found for grading in gradings for number, found in grading.notices.items()}
-    return [assemble(p, results[p.number], seed, modes[p.number], shown(source_path(p, impl, file)),
-                     notices[p.number] + worker_notices.get(p.number, []), trusted=not own_launcher)
-            for p in puzzles]
+    assembled = [assemble(p, results[p.number], seed, modes[p.number], shown(source_path(p, impl, file)),
+                          notices[p.number] + worker_notices.get(p.number, []), trusted=not own_launcher)
+                 for p in puzzles if p.number in results]
+    if stopped_by is not None:
+        raise Interrupted(assembled, stopped_by)
+    return assembled
 
 
 def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,
@@ -567,35 +449,35 @@ def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, s
             return None, f"not run: {refusal}"
     job = {"puzzles": [{"puzzle": puzzle.number, "start": 0, "kernels": kernels}], "impl": impl, "file": file,
            "seed": seed, "interpret": True, "timeout": timeout, "map": index}
-    become_subreaper()
-    spare = descendants()
-    grader_files = snapshot_grader() if file is not None else None
+    processes.become_subreaper()
+    spare = processes.descendants(excluded=processes.prestarted_pid())  # the prestarted worker is ours to end
+    grader_files = processes.snapshot_grader() if file is not None and own_launcher else None
     sent, why, tampered = None, "", []
-    worker = _Worker(job, spare)
+    worker = processes.Worker(job, spare)
     try:
-        sent, why = _map_events(worker, puzzle.number, time.monotonic() + timeout + grace)
-    except transfer.Malformed as exc:
+        sent, why = _map_events(worker, puzzle.number, Limit(timeout + grace, WALL_FACTOR * timeout + grace, worker))
+    except (transfer.Malformed, ValueError, TypeError, OverflowError) as exc:
         sent, why = None, f"the case's process sent a malformed message ({exc}): nothing to draw"
     finally:
         code = worker.close(kill=True)
-        kill_descendants(spare)
+        processes.kill_descendants(spare)
         if grader_files is not None:
-            tampered = restore_grader(grader_files)
+            tampered = processes.restore_grader(grader_files)
     if tampered:
         return None, (f"the submission changed the grader's own files ({', '.join(tampered[:5])}): they were "
                       "restored, and nothing it recorded is drawn")
     if sent is None and not why:
-        why = f"the case's process {_describe_exit(code)} before it sent its record back: nothing to draw"
+        why = f"the case's process {processes._describe_exit(code)} before it sent its record back: nothing to draw"
     return sent, why
 
 
-def _map_events(worker: _Worker, number: int, deadline: float) -> tuple[dict | None, str]:
+def _map_events(worker: processes.Worker, number: int, limit: Limit) -> tuple[dict | None, str]:
     """Follow a map job's events: (the maps, '') or (None, why not); (None, '') when the worker ended early."""
     while True:
-        event = worker.next_event(deadline)
+        event = worker.next_event(limit)
         if event == "timeout":
-            return None, (f"stopped after {deadline - worker.started:.0f} s without an answer: does a loop never "
-                          "end? (nothing recorded came back)")
+            return None, (f"stopped after {limit.why} without an answer: does a loop never end? "
+                          "(nothing recorded came back)")
         if event is None:
             return None, ""
         kind = event.get("event")

@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.course import registry, stubs
+from grader.course import index, stubs
 from grader.paths import ROOT
 
 # What a submission may not touch; a kernel and its launcher need none of it.
@@ -498,8 +498,8 @@ def given(stub: str, solution: str) -> Given:
     for name in learner:
         node = stub_parts.jit[name]
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        for index in range(first - 1, node.end_lineno):
-            lines[index] = ""
+        for at in range(first - 1, node.end_lineno):
+            lines[at] = ""
     return Given("\n".join(lines) + "\n", learner, stub_parts)
 
 
@@ -517,15 +517,19 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
         raise Refused(f"{name} defines no @triton.jit function `{missing[0]}`, the kernel the puzzle's launcher "
                       f"launches{found}. Keep the puzzle's kernel names and parameters; write your code in their "
                       "bodies")
+    started = any(_stripped(parts.jit[k]) != _stripped(puzzle_given.parts.jit[k]) for k in puzzle_given.kernels)
+    notes = _notes(tree, parts, puzzle_given.parts, name, launcher)
+    if not started:  # nothing will run: no allowlist to hold it to
+        return Kernels("", name, puzzle_given.kernels, tuple(notes), False)
     given_aliases = _aliases(puzzle_given.parts)
     names = set(parts.jit) | set(parts.constants) | set(puzzle_given.parts.constants) | \
         {n for n in puzzle_given.parts.jit if n not in puzzle_given.kernels}
     values = _value_attributes()
-    elsewhere = {name: "a plain Python function: a kernel calls @triton.jit functions only (put @triton.jit above "
-                       "it)" for name in parts.functions}
+    elsewhere = {function: "a plain Python function: a kernel calls @triton.jit functions only (put @triton.jit "
+                           "above it)" for function in parts.functions}
     computed = _assigned(tree) - set(parts.constants)
-    elsewhere.update({name: "a module-level value that is not a literal: a kernel reads literal constants only "
-                            "(NAME = 64, or NAME: tl.constexpr = 64)" for name in computed})
+    elsewhere.update({value: "a module-level value that is not a literal: a kernel reads literal constants only "
+                             "(NAME = 64, or NAME: tl.constexpr = 64)" for value in computed})
     problems = []
     for fn in parts.jit.values():
         problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere)
@@ -554,18 +558,23 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
             raise Refused(f"{name}:{shared[0]}: this line holds a constant or a triton import and other code; "
                           "put each statement on a line of its own")
     lines = [line if number in keep else "" for number, line in enumerate(parts.lines, 1)]
-    started = any(_stripped(parts.jit[k]) != _stripped(puzzle_given.parts.jit[k]) for k in puzzle_given.kernels)
+    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True)
+
+
+def _notes(tree: ast.Module, parts: Parts, puzzle_parts: Parts, name: str, launcher: str) -> list[str]:
+    """What the report says of a file's code that kernel-only grading leaves out: a launcher that differs from
+    the puzzle's, and code outside the kernels."""
     notes = []
-    theirs, ours = parts.functions.get(launcher), puzzle_given.parts.functions.get(launcher)
+    theirs, ours = parts.functions.get(launcher), puzzle_parts.functions.get(launcher)
     if theirs is not None and ours is not None and _stripped(theirs) != _stripped(ours):
         notes.append(OWN_LAUNCHER_NOTE)
-    ignored = _ignored_lines(tree, parts, puzzle_given.parts)
+    ignored = _ignored_lines(tree, parts, puzzle_parts)
     if ignored:
         shown = ", ".join(str(n) for n in ignored[:6]) + (", ..." if len(ignored) > 6 else "")
         notes.append(f"not run: the code of {name} outside its kernels (line{'s' if len(ignored) > 1 else ''} "
                      f"{shown}); a submission is graded by its @triton.jit functions, literal constants and triton "
                      "imports alone")
-    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), started)
+    return notes
 
 
 def _assigned(tree: ast.Module) -> set[str]:
@@ -595,6 +604,7 @@ def _ignored_lines(tree: ast.Module, parts: Parts, puzzle_parts: Parts) -> list[
     return found
 
 
+NOT_STARTED = "not implemented yet: your kernels are the stub's"
 OWN_LAUNCHER_NOTE = ("your launcher differs from the puzzle's: graded with the puzzle's launcher. `--own-launcher` "
                      "grades yours, for practice: its checks run in your process and a classroom should not trust "
                      "them")
@@ -608,7 +618,7 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,80}\.py")
 @functools.cache
 def puzzle_given(number: int) -> Given:
     """The puzzle's own code (``given``), from its solution in solutions/ through its stub."""
-    puzzle = registry.find(number)
+    puzzle = index.find(number)
     solution = (ROOT / "solutions" / f"{puzzle.module}.py").read_text()
     return given(stubs.make_stub(solution, puzzle.number), solution)
 

@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
+import signal
 import sys
+from pathlib import Path
 
 from grader import env
-from grader.paths import IMPLS
+from grader.paths import IMPLS, course_missing, shown
 from grader.safe_output import clean_text, one_line
 
 EXAMPLES = """\
 examples:
-  python -m grader                      progress table of every puzzle
-  python -m grader 4                    grade puzzle 4 (or: python -m grader softmax_three_loop)
-  python -m grader --all --impl solutions
-  python -m grader 4 --file student.py --json
-  python -m grader 4 --file student.py --gradescope results.json
-  python -m grader bench 4 5            GPU benchmarks (needs a GPU)
-  python -m grader 1 --map              who loaded and stored what, in the first failing case (interpreter)
-  python -m grader 4 --map ragged --heat --map softmax.png
+  python -m grader            your progress: every puzzle and whether it is solved
+  python -m grader 4          grade puzzle 4 (or by name: python -m grader softmax_three_loop)
+  python -m grader 1 --map    draw who loaded and stored each element, in the first failing case
 
 exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
 2 usage or environment error, 3 the grader itself could not grade (nothing was scored).
@@ -30,7 +28,8 @@ exit status: 0 every selected puzzle passed (or the table was shown), 1 one fail
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     description="Grade Triton Attention Puzzles.")
+                                     description="Grade Triton Attention Puzzles. Installed with pip, "
+                                                 "triton-puzzles is the same command.")
     parser.add_argument("puzzles", nargs="*", metavar="PUZZLE", help="puzzle numbers or slugs to grade")
     parser.add_argument("--all", action="store_true", help="grade every puzzle")
     parser.add_argument("--impl", choices=IMPLS, default="puzzles",
@@ -59,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:
+        if course_missing():
+            print(f"error: {course_missing()}", file=sys.stderr)
+            return 2
         from grader import bench
 
         return bench.main(argv[1:])
@@ -85,22 +87,42 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--heat goes with --map: python -m grader 4 --map --heat")
     if args.map is not None and (args.json or args.gradescope):
         parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
+    if course_missing():
+        parser.error(course_missing())
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _grade(parser, args)
+    except KeyboardInterrupt as exc:  # a signal before grading began (or while it ended): nothing was scored
+        return _interrupted(exc.args[0] if exc.args else "SIGINT", [], args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _grade(parser, args) -> int:
     shown_file = clean_text(one_line(args.file or ""), 300)  # a file name can hold terminal escapes
 
-    from grader.course import registry
+    from grader.course import index
 
     try:
-        chosen = registry.PUZZLES if args.all else [registry.find(p) for p in args.puzzles]
-        selected = list({p.number: p for p in chosen}.values())  # each once, in the order given
+        chosen = index.entries() if args.all else [index.find(p) for p in args.puzzles]
+        numbers = list(dict.fromkeys(p.number for p in chosen))  # each once, in the order given
     except KeyError as exc:
         parser.error(exc.args[0])
     if args.file and not os.path.isfile(args.file):
         parser.error(f"--file {shown_file}: no such file" if not os.path.exists(args.file) else
                      f"--file {shown_file} is a directory; give the Python file that defines the launcher")
 
-    if not selected:
+    if not numbers:
         return _table(args)
 
+    from grader.judge import processes
+
+    # The first worker imports torch and triton while this process imports torch: two seconds each, side by side.
+    processes.prestart(interpret=args.interpret or args.map is not None or env.interpreter_forced() or
+                       not _may_have_a_gpu())
+    from grader.course import registry
+
+    selected = [registry.find(n) for n in numbers]
     mode = env.choose_mode(args.interpret)
     env.notice(mode.reason)
     problems = env.version_problems(mode)
@@ -123,11 +145,14 @@ def main(argv: list[str] | None = None) -> int:
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
                                   mode.interpret, args.own_launcher)
     try:
-        results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout, mode.name,
-                                        own_launcher=args.own_launcher)
+        with _case_progress(not (args.json or args.gradescope)) as show_case:
+            results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout,
+                                            mode.name, own_launcher=args.own_launcher, progress=show_case)
     except runner.Broken as exc:  # the grader could not grade: no score, and no result file
         print(f"error: the grader could not grade: {exc}", file=sys.stderr)
         return 3
+    except runner.Interrupted as stop:  # every worker has ended; nothing is scored
+        return _interrupted(stop.signal, stop.results, args, mode.name, seed)
     if not args.file:
         progress.record(results, args.impl)
     texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
@@ -147,6 +172,56 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r.status == "passed" for r in results) else 1
 
 
+@contextlib.contextmanager
+def _case_progress(wanted: bool):
+    """On a terminal, a line on stderr that shows each case as it is judged ("puzzle 4 (3 of 13): ✓ ragged"),
+    rewritten in place and cleared when grading ends; nothing with --json, --gradescope, or output to a pipe."""
+    if not (wanted and sys.stderr.isatty()):
+        yield None
+        return
+    shown = [0]
+
+    def show(puzzle, index, case):
+        mark = ("✓" if case.passed else "✗") if "utf" in (sys.stderr.encoding or "").lower() else \
+            ("ok" if case.passed else "XX")
+        line = f"puzzle {puzzle.number} ({index + 1} of {len(puzzle.cases)}): {mark} {one_line(case.name)[:40]}"
+        sys.stderr.write("\r" + line.ljust(shown[0]))
+        sys.stderr.flush()
+        shown[0] = len(line)
+
+    try:
+        yield show
+    finally:
+        if shown[0]:
+            sys.stderr.write("\r" + " " * shown[0] + "\r")
+            sys.stderr.flush()
+
+
+def _may_have_a_gpu() -> bool:
+    """Whether a CUDA GPU may be here, asked without importing torch: an NVIDIA device node or driver. A wrong
+    guess costs only the worker started early (grader.judge.processes.prestart)."""
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia")
+
+
+def _terminate(signum, frame):
+    """SIGTERM ends grading as Ctrl-C does: the runner stops every worker, and the CLI says so."""
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _interrupted(signal_name: str, results: list, args, mode: str = "", seed: int | None = None) -> int:
+    """Grading was stopped by a signal: say so (in JSON with --json, with the puzzles graded before it), write no
+    Gradescope file, and exit with 128 + the signal's number."""
+    print(f"interrupted: grading was stopped by {signal_name}; nothing was scored", file=sys.stderr)
+    if args.json:
+        from grader import safe_output
+
+        print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode,
+                                 "versions": env.versions(), "seed": seed, "interrupted": signal_name,
+                                 "results": [r.to_json() for r in results]}, indent=1))
+    sys.stdout.flush()
+    return 128 + (signal.SIGTERM if signal_name == "SIGTERM" else signal.SIGINT)
+
+
 def _rerun_and_replay(number: int, args, seed: int) -> tuple[str, str]:
     """The commands that grade this puzzle again: with fresh cases, and with the same seed."""
     replay = _replay(number, args, seed)
@@ -158,7 +233,7 @@ def _replay(number: int, args, seed: int) -> str:
     if args.impl != "puzzles":
         parts.append(f"--impl {args.impl}")
     if args.file:
-        parts.append(f"--file {one_line(args.file)}")
+        parts.append(f"--file {shown(Path(args.file))}")
     if args.own_launcher:
         parts.append("--own-launcher")
     if args.interpret:

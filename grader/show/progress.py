@@ -11,11 +11,14 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from grader.course.registry import BY_NUMBER, PUZZLES
+from grader.course import index
 from grader.course.stubs import make_stub
-from grader.judge.verdict import PuzzleResult
 from grader.paths import ROOT, source_path
+
+if TYPE_CHECKING:  # the table is drawn without importing torch (grader.show.quick)
+    from grader.judge.verdict import PuzzleResult
 
 # GRADER_RESULTS moves the cache, so the repository's own tests leave a learner's progress alone.
 CACHE = Path(os.environ.get("GRADER_RESULTS", ROOT / ".grader" / "results.json"))
@@ -37,7 +40,7 @@ def record(results: list[PuzzleResult], impl: str) -> None:
     cache = _load()
     entries = cache.setdefault(impl, {})
     for result in results:
-        path = source_path(BY_NUMBER[result.puzzle], impl)
+        path = source_path(index.find(result.puzzle), impl)
         if path.is_file():
             entries[str(result.puzzle)] = {"status": result.status, "seed": result.seed, "mode": result.mode,
                                            "sha256": _sha(path.read_text()), "graded": time.strftime("%Y-%m-%d %H:%M")}
@@ -60,7 +63,7 @@ def _stub_or_none(puzzle) -> str | None:
 def rows(impl: str) -> list[tuple[int, str, str, str]]:
     entries = _load().get(impl, {})
     table = []
-    for puzzle in PUZZLES:
+    for puzzle in index.entries():
         path = source_path(puzzle, impl)
         text = path.read_text() if path.is_file() else ""
         entry = entries.get(str(puzzle.number))

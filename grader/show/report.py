@@ -11,11 +11,13 @@ import re
 import sys
 import textwrap
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from grader import coach as coaching
-from grader.course.registry import BY_NUMBER
-from grader.judge.verdict import CaseResult, PuzzleResult
 from grader.safe_output import clean_text, one_line
+
+if TYPE_CHECKING:  # the report of a stub is made without importing torch (grader.show.quick)
+    from grader.judge.verdict import CaseResult, PuzzleResult
 
 
 def _marks():
@@ -85,6 +87,8 @@ def format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool =
 
 def _coach_lines(result: PuzzleResult) -> list[str]:
     """The coach on the case it chose, each line wrapped; one line saying it needs the interpreter natively."""
+    from grader.course.registry import BY_NUMBER
+
     found = coaching.chosen(result.cases)
     if found is None:
         return [f"  {coaching.NEEDS_INTERPRETER}"] if result.mode == "native" else []
@@ -96,19 +100,27 @@ def _coach_lines(result: PuzzleResult) -> list[str]:
     return lines
 
 
+def header_lines(number: int, title: str, source: str, notices: list[str], trusted: bool = True) -> list[str]:
+    """A puzzle report's first lines: which puzzle and file, the practice line, the notes."""
+    lines = [f"Puzzle {number}: {title}   ({source})"]
+    if not trusted:
+        lines.append(f"  practice: {PRACTICE}")
+    return lines + [f"  note: {clean_text(one_line(n), NOTICE_LIMIT)}" for n in notices[:MAX_NOTICES]]
+
+
+def not_started_lines(message: str, source: str, rerun: str) -> list[str]:
+    return [f"  not started: {clean_text(message)}", f"  Write your kernel in {source}, then run: {rerun}"]
+
+
 def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool, more: str) -> str:
+    from grader.course.registry import BY_NUMBER
+
     ok, bad, star = _marks()
     puzzle = BY_NUMBER[result.puzzle]
     per_program = {b.arg: b.per for b in puzzle.budgets if getattr(b, "per", "all") != "all"}
-    lines = [f"Puzzle {result.puzzle}: {puzzle.title}   ({result.source})"]
-    if not result.trusted:
-        lines.append(f"  practice: {PRACTICE}")
-    lines += [f"  note: {clean_text(one_line(n), NOTICE_LIMIT)}" for n in result.notices[:MAX_NOTICES]]
+    lines = header_lines(result.puzzle, puzzle.title, result.source, result.notices, result.trusted)
     if result.status == "not_started":
-        case = result.cases[-1]
-        lines.append(f"  not started: {clean_text(case.message)}")
-        lines.append(f"  Write your kernel in {result.source}, then run: {rerun}")
-        return "\n".join(lines)
+        return "\n".join(lines + not_started_lines(result.cases[-1].message, result.source, rerun))
     shown, same, first_message, first_hint = 0, 0, None, None
     widths = (max(len(c.name) for c in result.cases), max(len(_where(c)) for c in result.cases))
     for case in result.cases:

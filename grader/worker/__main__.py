@@ -1,8 +1,9 @@
 """The child process that runs the learner's code for ``grader.judge.runner`` and streams one JSON line per event.
 
-Run as ``python -m grader.worker FD`` with the job as JSON on stdin; events go to file descriptor
-FD, so that anything the learner's code prints (sent to stderr) cannot garble them. The events and
-the job are described in ``grader/judge/runner.py``. The worker sends what the launcher did
+Run as ``python -m grader.worker FD`` with the job as JSON on stdin (read once its imports are done, so the
+parent may start it early, ``grader.judge.processes.prestart``); events go to file descriptor FD, so that
+anything the learner's code prints (sent to stderr) cannot garble them. The events and the job are described in
+``grader/judge/runner.py``. The worker sends what the launcher did
 (``execute.execute``), never a verdict: the parent judges. A job with "map" runs one case for its access maps
 (``grader.show.memory_map``) instead.
 """
@@ -17,20 +18,30 @@ import sys
 def main() -> None:
     events = os.fdopen(int(sys.argv[1]), "w", buffering=1)
     os.dup2(2, 1)  # the learner's prints go to stderr; stdout may carry the parent's --json
-    job = json.loads(sys.stdin.read())
 
     def emit(**event):
         events.write(json.dumps(event) + "\n")
 
     from grader import env
 
-    mode = env.choose_mode(job["interpret"])  # before anything imports triton
+    # The mode comes with the process (the parent may start it before it has a job): chosen before anything
+    # imports triton, which reads TRITON_INTERPRET.
+    mode = env.choose_mode(os.environ.get("GRADER_WORKER_INTERPRET") == "1")
+    from grader.worker import gpu_compile
+
+    if mode.interpret:
+        gpu_compile.prestart()  # the compile helper imports triton while this process imports the rest
     from grader import transfer
     from grader.course import registry
     from grader.judge import verdict
     from grader.worker import execute, loader
 
+    execute.INTERACTIVE = False  # no terminal reaches this process: a KeyboardInterrupt is the graded code's
+
     emit(event="ready")  # nothing of a submission has run yet: a worker that ends before this is the grader's trouble
+    job = json.loads(sys.stdin.read())
+    if job["interpret"] != mode.interpret:
+        raise SystemExit(f"a job for the {'interpreter' if job['interpret'] else 'GPU'} given to a worker of the other")
 
     def load(number: int, kernels: dict | None = None):
         """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said).
@@ -58,16 +69,30 @@ def main() -> None:
         puzzle, launcher = load(item["puzzle"], item.get("kernels"))
         if launcher is None:
             continue
-        for index in range(item["start"], len(puzzle.cases)):
+        for index in item["cases"]:
             emit(event="start", puzzle=puzzle.number, case=index)
             execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
                                         job["timeout"], trusted_launcher=item.get("kernels") is not None)
-            emit(event="execution", puzzle=puzzle.number, case=index,
-                 execution=transfer.execution_to_json(execution))
+            try:
+                sent = transfer.execution_to_json(execution)
+            except Exception as exc:  # a returned value the grader cannot read (a meta-device tensor, say)
+                execution = transfer.Execution(early=transfer.Outcome(
+                    "bad_output", f"the launcher returned something the grader cannot read back: "
+                                  f"{execute.explain_exception(exc)}"))
+                sent = transfer.execution_to_json(execution)
+            emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
+            if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
+                return
             if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException as exc:  # never the worker's own traceback on the learner's terminal: one line, and the
+        # judge reports the case (its stream ended early)
+        if not isinstance(exc, SystemExit):
+            print(f"grader worker: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        os._exit(70)

@@ -30,11 +30,16 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outp
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import gpu_compile, instrument, launcher_guard
+from grader.worker import gpu_compile, guards, instrument, launcher_guard
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
-POISON_BITS = 0x7FC0DEAD
+POISON_BITS = guards.POISON_BITS
+
+
+# False in the CLI's worker, which no terminal reaches (its own session): a KeyboardInterrupt there is raised by the
+# graded code, and reported as its error; in a notebook, Ctrl-C stops grading.
+INTERACTIVE = True
 
 
 class CaseTimeout(BaseException):
@@ -45,8 +50,10 @@ class CaseTimeout(BaseException):
 # -- time limit ---------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None):
-    """Raise CaseTimeout in this thread after `seconds` (main thread on Unix; else no limit)."""
+def time_limit(seconds: float | None, cpu: bool = True):
+    """Raise CaseTimeout in this thread after `seconds` of this process's CPU time (main thread on Unix; else no
+    limit). CPU time, not wall time: another job on the machine slows a correct kernel down, never its count.
+    With `cpu` False (a native run, whose kernels run on the GPU while this process waits) wall time counts."""
     usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
@@ -55,13 +62,14 @@ def time_limit(seconds: float | None):
     def on_alarm(signum, frame):
         raise CaseTimeout(_learner_line(frame))
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    which, number = (signal.ITIMER_PROF, signal.SIGPROF) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+    previous = signal.signal(number, on_alarm)
+    signal.setitimer(which, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(which, 0)
+        signal.signal(number, previous)
 
 
 # -- explaining a learner's exception -------------------------------------------------------------
@@ -140,6 +148,7 @@ _ADVICE = (
     ("Expected pointer argument to have shape",
      "The value stored has a different shape from the block of pointers: check the axis of the reductions "
      "that made it."),
+    ("Boolean value of Tensor", gpu_compile.BOOLEAN_OF_A_BLOCK),
     ("out of bounds for shape",
      "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
      "tl.maximum(a, b)."),
@@ -194,11 +203,18 @@ def explain_exception(exc: BaseException) -> str:
 
 # -- one case -------------------------------------------------------------------------------------
 
-def _poison_allocator(shapes: list[tuple[int, ...]], device: str) -> None:
-    """Leave blocks full of POISON_BITS in the CUDA caching allocator, sized like the outputs,
-    so the launcher's torch.empty most likely gets them back."""
-    blocks = [torch.full((int(np.prod(shape)),), POISON_BITS, dtype=torch.int32, device=device) for shape in shapes]
-    del blocks
+ILLEGAL_ADDRESS = "illegal memory access: a load or store outside every tensor"
+# True once a case lost the GPU (an illegal address leaves the CUDA context unusable): the worker then ends, and
+# the grader runs the next case in a fresh one.
+CONTEXT_LOST = False
+
+
+def _lost_the_gpu(exc: BaseException) -> bool:
+    """Whether an error means the CUDA context is gone: an illegal address, a misaligned one, a kernel fault."""
+    text = _text_of(exc).lower()
+    return type(exc).__name__ == "AcceleratorError" or any(clue in text for clue in (
+        "illegal memory access", "misaligned address", "unspecified launch failure", "illegal instruction",
+        "device-side assert", "cuda error"))
 
 
 def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
@@ -214,36 +230,95 @@ def _dims_of(puzzle: Puzzle, label: str) -> tuple[str, ...]:
     return next((tuple(a.dims) for a in args if a.name == label and a.dims), ())
 
 
-def _bounds_hint(violation, puzzle: Puzzle) -> str:
-    if violation.region is None:
+def _bounds_hint(violation, puzzle: Puzzle, sizes: dict) -> str:
+    """The likeliest cause of an out-of-bounds access, from what the hook saw (`sizes`: the case's dimensions)."""
+    region, offsets = violation.region, violation.offsets
+    descriptor = bool(re.search(r"\w\.(load|store)\(\s*\[", violation.code)) and "tl.load" not in violation.code
+    if region is None:
+        if descriptor:
+            return ("this tensor descriptor reaches outside its tensor: check the shape and strides it was made with "
+                    "(strides=[row length, 1], in elements; shape=[rows, row length]) and the offsets of its load")
         return "a pointer was built from something other than a kernel argument plus offsets"
-    if violation.offsets and min(violation.offsets) < 0:
+    if violation.wider:
+        return (f"each lane moves {violation.width} bytes through its pointer, and {region.label} holds "
+                f"{region.itemsize}-byte elements: a lane past the end by part of its width is out of bounds. Mask "
+                f"by the lane's last element, or load through a pointer of {region.label}'s own type")
+    wrapped = next((bits for bits in (8, 16, 32) if offsets and min(offsets) == -2 ** (bits - 1)), None)
+    if wrapped and region.numel > 2 ** (wrapped - 1):
+        return (f"the offsets wrapped around at {2 ** (wrapped - 1)}: an int{wrapped} offset overflowed, and "
+                f"{region.label} has {region.numel} elements. Keep offsets int32 (int64 past 2^31 elements), not "
+                f".to(tl.int{wrapped})")
+    if offsets and min(offsets) < 0:
         return "a negative offset: check where the block starts"
+    dims = _dims_of(puzzle, region.label)
+    stride = _wrong_stride(violation, dims, sizes, descriptor)
+    if stride:
+        return stride
     if len(violation.shape) >= 2:
-        dims = _dims_of(puzzle, violation.region.label)
         rows, cols = dims[-2:] if len(dims) >= 2 else ("the number of rows", "the row length")
         gather = any(a.dtype in (torch.int32, torch.int64) for a in spec_args(puzzle.spec))
-        return (f"a lane of this tile lies outside {violation.region.label}: mask every dimension, e.g. "
+        return (f"a lane of this tile lies outside {region.label}: mask every dimension, e.g. "
                 f"(rows[:, None] < {rows}) & (cols[None, :] < {cols}) for its [{rows}, {cols}] layout; a column "
                 "past the end of a row must be masked even where it would land inside the next row"
                 + ("; and where the rows come from an index array (a gather), check that you index by the loaded "
                    "index (node_feat at col_idx[s]), not by the slot s itself" if gather else ""))
-    if violation.offsets and violation.offsets[0] == violation.region.numel and "mask" in violation.code:
-        return (f"the mask lets offset {violation.region.numel} through, one past the end of "
-                f"{violation.region.label} ({violation.region.numel} elements: 0..{violation.region.numel - 1}): "
+    named = set(re.findall(r"<=?\s*(\w+)", violation.code))
+    others = sorted(n for n in named if n in _all_dims(puzzle) and n not in dims)
+    if others and dims and dims[0] not in named:
+        return (f"this mask compares with {others[0]}, but {region.label} holds {dims[0]} elements "
+                f"([{', '.join(dims)}]): mask each tensor by its own size, {dims[0]}")
+    if offsets and offsets[0] == region.numel and "mask" in violation.code:
+        return (f"the mask lets offset {region.numel} through, one past the end of "
+                f"{region.label} ({region.numel} elements: 0..{region.numel - 1}): "
                 "compare with `<`, not `<=`")
-    return (f"lanes past the end of {violation.region.label} were not masked off: give this {violation.kind} a mask "
+    return (f"lanes past the end of {region.label} were not masked off: give this {violation.kind} a mask "
             "that is False for them (e.g. offsets < size)")
 
 
+def _all_dims(puzzle: Puzzle) -> set[str]:
+    """Every dimension name of the puzzle's spec (N0, T, ...)."""
+    return {d for a in spec_args(puzzle.spec) + spec_outputs(puzzle.spec) for d in (a.dims or ()) if d.isidentifier()}
+
+
+def _wrong_stride(violation, dims: tuple[str, ...], sizes: dict, descriptor: bool) -> str | None:
+    """Where neighbouring lanes along an axis of the block lie a distance apart that is no multiple of the tensor's
+    stride at that scale (row r at r * (T + 1) where it starts at r * T): the mask can be right and the offsets
+    still run past the end. None when every step fits the tensor's layout."""
+    region = violation.region
+    shape = region.shape if len(region.shape) >= 2 and int(np.prod(region.shape)) == region.numel else ()
+    if not shape:
+        return None
+    strides = [int(np.prod(shape[axis + 1:])) for axis in range(len(shape))]  # in elements, largest first
+    for step in violation.steps:
+        step = abs(step) // region.itemsize
+        fits = [s for s in strides if s <= step]
+        if step and fits and step % fits[0]:
+            names = [str(sizes.get(d, d)) for d in dims] if len(dims) == len(shape) else [str(n) for n in shape]
+            layout = f"[{', '.join(dims)}] = [{', '.join(names)}]" if len(dims) == len(shape) else str(list(shape))
+            fix = ("check the strides this tensor descriptor was made with: strides=[row length, 1], in elements"
+                   if descriptor else "check the stride you multiply the row index by (the mask can be right and "
+                   "the offsets still run past the end)")
+            return (f"neighbouring lanes of this block are {step} elements apart, but {region.label} ({layout}, "
+                    f"row-major) has its rows {fits[0]} apart: {fix}")
+    return None
+
+
 def _accesses(recorder) -> list[dict]:
-    rows = []
+    """A row per tensor a kernel touched; regions of one name (views of one output, z[0], z[1], ...) in one row."""
+    rows: dict[str, dict] = {}
     for region in recorder.regions:
         if region.loads or region.stores or region.atomics:
-            rows.append({"name": region.label, "params": list(region.params), "elements": region.numel,
-                         "read": region.loads / region.numel, "written": region.stores / region.numel,
-                         "atomics": region.atomics})
-    return rows
+            row = rows.setdefault(region.label, {"name": region.label, "params": [], "elements": 0, "read": 0,
+                                                 "written": 0, "atomics": 0})
+            row["params"] += [p for p in region.params if p not in row["params"]]
+            row["elements"] += region.numel
+            row["read"] += region.loads
+            row["written"] += region.stores
+            row["atomics"] += region.atomics
+    for row in rows.values():
+        row["read"] /= row["elements"]
+        row["written"] /= row["elements"]
+    return list(rows.values())
 
 
 def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
@@ -275,8 +350,13 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     started = time.perf_counter()
     inputs, dims = make_inputs(puzzle.spec, case, seed)
     # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
+    # Natively each sits between guard zones, and so does every tensor the launcher makes (grader.worker.guards).
+    fenced = guards.Guards() if device != "cpu" else None
     args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
             for a in spec_args(puzzle.spec)]
+    if fenced is not None:
+        args = [fenced.place(value, a.name) if isinstance(value, torch.Tensor) else value
+                for a, value in zip(spec_args(puzzle.spec), args)]
     on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
 
     def stop(reason, message="", **extra):
@@ -299,14 +379,16 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                     recorder.watch(name, value)
             numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
             recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
+            recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
             if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
                 recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
                                                                     {**case.blocks, **dims})
-        if device != "cpu":
-            _poison_allocator([a.shape(dims) for a in spec_outputs(puzzle.spec)], device)
+        allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            with time_limit(timeout), np.errstate(all="ignore"), guard:
+            # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
+            # calls, never the copies that place a tensor between its zones.
+            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard:
                 out = launcher(*args, **case.blocks)
                 if device != "cpu":
                     torch.cuda.synchronize()
@@ -314,31 +396,46 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             return stop("launcher", str(exc))
         except CaseTimeout as stop_at:
             where = f"\n  it was running {stop_at.args[0]}" if stop_at.args and stop_at.args[0] else ""
-            return stop("timeout", f"stopped after {timeout:g} s: does a loop never end?{where}",
+            return stop("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
                         accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
         except NotImplementedError as exc:
             said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
             return stop("not_started", "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
-        except KeyboardInterrupt:
-            raise  # Ctrl-C stops grading in a notebook; the CLI's worker (own session) never gets the terminal's
+        except KeyboardInterrupt as exc:
+            if INTERACTIVE:
+                raise  # Ctrl-C stops grading in a notebook
+            return stop("error", explain_exception(exc))  # the worker has no terminal: the graded code raised it
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
+            if device != "cpu" and _lost_the_gpu(exc):
+                global CONTEXT_LOST
+                CONTEXT_LOST = True  # the worker ends after this case; a fresh one runs the next
+                return stop("out_of_bounds", f"{ILLEGAL_ADDRESS} (the GPU said: {_text_of(exc).splitlines()[0][:200]})",
+                            hint="run it in the interpreter (--interpret) for the tensor, lanes and line: "
+                                 "python -m grader N --interpret")
             if recorder is not None and recorder.over_budget is not None:
                 return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
                                       "budget; the counts are those reached then)", accesses=_accesses(recorder))
             if recorder is not None and recorder.violation is not None:
                 return stop("out_of_bounds", recorder.violation.message(),
-                            hint=_bounds_hint(recorder.violation, puzzle), accesses=_accesses(recorder))
+                            hint=_bounds_hint(recorder.violation, puzzle, dims), accesses=_accesses(recorder))
             return stop("error", explain_exception(exc))
 
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
         return stop("not_started", "not implemented yet (no kernel stored anything)")
+    if fenced is not None:
+        for value, name in zip(as_list(out), puzzle.outputs):
+            if isinstance(value, torch.Tensor):
+                fenced.rename(value, name)
+        trampled = fenced.trampled()
+        if trampled:
+            return stop("out_of_bounds", "out-of-bounds store on the GPU: the guard zone around a tensor was "
+                                         f"written ({'; '.join(trampled)})",
+                        hint="a store's mask lets lanes past the end of the tensor (or before its start) through; "
+                             "--interpret names the tensor, the lanes and the line")
     if recorder is not None:
         problem = gpu_compile.check(puzzle, recorder.launches)
         if problem:
             return stop("gpu_compile", problem)
-        problem = None if trusted_launcher else launcher_guard.check_launches(puzzle, case, recorder.launches)
-        if problem:
-            return stop("launcher", problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
         outs = [value.as_subclass(torch.Tensor) if isinstance(value, torch.Tensor) else value
                 for value in as_list(out)]
@@ -359,7 +456,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                                   "element must be written by a kernel's tl.store", accesses=_accesses(recorder))
                 break
             region, flags = found
-            region.label = name
+            for part in recorder.parts_of(value) or [region]:  # the tensor, or the views of it kernels wrote
+                if not part.given:  # an input the kernel wrote its result into keeps its name (input_modified)
+                    part.label = name
             written.append(torch.from_numpy(flags))
     accesses = _accesses(recorder) if recorder is not None else []
     if deferred is None and recorder is not None and recorder.race is not None:
@@ -370,7 +469,10 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     # the judge reports one only if the values are right and the inputs intact.
     late = None
     if recorder is not None and deferred is None:
-        for budget in puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
+        problem = budgets.wide_tile(puzzle.lesson_blocks, case.blocks, recorder)  # read at trace time
+        if problem:
+            late = transfer.Outcome("budget", problem, accesses=accesses)
+        for budget in () if late else puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
             problem = budget.check(recorder, numel, {**case.blocks, **dims})  # formulas may name block sizes
             if problem:
                 late = transfer.Outcome("budget", problem, accesses=accesses)

@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 import atexit
 import builtins
+import hashlib
 import inspect
 import json
 import linecache
@@ -55,12 +56,13 @@ import re
 import selectors
 import subprocess
 import sys
+import tempfile
 import textwrap
 
-from grader import env
+from grader import env, paths
 from grader.worker import instrument
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # above grader/worker/
+ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
@@ -292,6 +294,11 @@ def _start_of(functions: dict, error: dict, name: str) -> str:
     return ""
 
 
+BOOLEAN_OF_A_BLOCK = (
+    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. Choose lane by "
+    "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
+
+
 def _advice(message: str, functions: dict, error: dict) -> str:
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
@@ -311,13 +318,16 @@ def _advice(message: str, functions: dict, error: dict) -> str:
         name = found[1]
         return (f"`{name}` is a plain Python function: a kernel can only call @triton.jit functions. Put "
                 f"@triton.jit above `def {name}`{_first_use(functions, name)}")
+    if "Boolean value of Tensor" in message:
+        return BOOLEAN_OF_A_BLOCK
+    last = message.strip().splitlines()[-1] if message.strip() else ""  # the error itself, not the source it quotes
     if "static_range" in message:
         return ("tl.static_range unrolls its loop while compiling, so its bounds must be tl.constexpr; for bounds "
                 "known only at run time (loaded, or plain int arguments) use tl.range(...)")
-    if "arange" in message:
+    if "arange" in last:
         return ("tl.arange's bounds must be tl.constexpr (a power of two): use a constexpr block size such as B0 and "
                 "mask the lanes past the run-time size, e.g. `offsets < N0`")
-    if "Shape element" in message or "shape" in message.lower() and "constexpr" in message:
+    if "Shape element" in last or "shape" in last.lower() and "constexpr" in last:
         return ("tl.zeros / tl.full need a constexpr shape: pad to a constexpr size (an H_PAD = "
                 "triton.next_power_of_2(H) passed as tl.constexpr) and mask the lanes past the real size")
     return ""
@@ -342,15 +352,29 @@ def _explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) -
 
 # -- the helper process, seen from the grading process ---------------------------------------------
 
+def _die_with_parent() -> None:
+    """In the helper, before it runs: on Linux, have the kernel kill it when its worker dies (PR_SET_PDEATHSIG)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
 class _Helper:
     """The compile helper: one JSON request per line on its stdin, one reply per line on its stdout."""
 
     def __init__(self):
-        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-        environment.pop("TRITON_INTERPRET", None)
-        self.process = subprocess.Popen([sys.executable, "-m", "grader.worker.gpu_compile"], cwd=ROOT, env=environment,
+        environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        # -P and the repository last on sys.path: nothing planted beside grader/ stands in for triton (runner._Worker)
+        bootstrap = f"import sys; sys.path.append({ROOT!r}); import runpy; " \
+                    "runpy.run_module('grader.worker.gpu_compile', run_name='__main__')"
+        self.process = subprocess.Popen([sys.executable, "-P", "-c", bootstrap], env=environment,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True)
+                                        text=True, preexec_fn=_die_with_parent)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         atexit.register(self.close)  # reaped, not left behind, when grading ends
@@ -382,10 +406,25 @@ _outcomes: dict[str, dict] = {}  # request (as JSON) -> the helper's reply
 _notices: list[str] = []
 
 
+def prestart() -> None:
+    """Start the helper now, so that it imports triton while the grading process imports the rest."""
+    global _helper
+    if _helper is None:
+        try:
+            _helper = _Helper()
+        except OSError:
+            pass  # the first compile tries again, and skips with a notice if it cannot
+
+
 def _compile(request: dict) -> dict:
     global _helper
     key = json.dumps(request, sort_keys=True)
     if key not in _outcomes:
+        saved = _DiskCache(request)
+        loaded = saved.load()
+        if loaded is not None:
+            _outcomes[key] = loaded
+            return loaded
         if _helper is None:
             _helper = _Helper()
         try:
@@ -394,7 +433,73 @@ def _compile(request: dict) -> dict:
             _helper.close()  # a helper that timed out or died is not asked again
             _helper = None
             raise
+        saved.store(_outcomes[key])
     return _outcomes[key]
+
+
+class _DiskCache:
+    """One compile's outcome on disk, so that a kernel graded again (unchanged) is not compiled again.
+
+    The key is the request with the files its functions came from replaced by placeholders (a worker builds the
+    kernels' module in a fresh folder each time), plus triton's version and this module's source; the outcome
+    is stored with the same placeholders and given its files back when loaded. The folder is
+    ``GRADER_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/triton-attention-puzzles/gpu-compile``. A cache that cannot
+    be read or written is no cache."""
+
+    def __init__(self, request: dict):
+        self.files = sorted({f["file"] for f in request["functions"].values()}, key=len, reverse=True)
+        text = self._placeheld(json.dumps(request, sort_keys=True))
+        digest = hashlib.sha256("\n".join([text, _triton_version(), _THIS_SOURCE]).encode()).hexdigest()
+        self.path = os.path.join(_cache_folder(), f"{digest}.json")
+
+    def _placeheld(self, text: str) -> str:
+        for number, file in enumerate(self.files):
+            text = text.replace(json.dumps(file)[1:-1], f"<file {number}>")
+        return text
+
+    def load(self) -> dict | None:
+        try:
+            with open(self.path) as saved:
+                text = saved.read()
+        except OSError:
+            return None
+        for number, file in enumerate(self.files):
+            text = text.replace(f"<file {number}>", json.dumps(file)[1:-1])
+        try:
+            outcome = json.loads(text)
+        except ValueError:
+            return None
+        return outcome if isinstance(outcome, dict) else None
+
+    def store(self, outcome: dict) -> None:
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".part")
+            with os.fdopen(handle, "w") as saved:
+                saved.write(self._placeheld(json.dumps(outcome)))
+            os.replace(temporary, self.path)
+        except OSError:
+            pass
+
+
+_THIS_SOURCE = hashlib.sha256(open(__file__, "rb").read()).hexdigest()
+
+
+def _cache_folder() -> str:
+    explicit = os.environ.get("GRADER_COMPILE_CACHE")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "triton-attention-puzzles", "gpu-compile")
+
+
+def _triton_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        return "?"
 
 
 def take_notices() -> list[str]:

@@ -1,0 +1,103 @@
+"""Guard zones: natively, every tensor a case hands its kernels sits between two poisoned zones of memory.
+
+On a GPU nothing checks a store's address: a store past the end of an output lands in whatever memory follows.
+So natively each input is copied into the middle of a larger buffer, and each tensor the launcher allocates
+(``torch.empty``, ``empty_like``, ``zeros``, ...) is moved into one, while the launcher runs (``allocations``, a
+torch dispatch mode). The zones before and after hold a known byte pattern; after the case, ``Guards.trampled``
+names every tensor whose zones changed: an out-of-bounds store, caught on the GPU itself. A fresh output's own
+elements are filled with the grader's poison (a NaN no arithmetic makes), so that one never written is seen too.
+
+The interpreter needs none of this (grader.worker.instrument checks every lane before it runs); the guards are
+for native grading, where a worker also runs the interpreter's checks on the same kernels (grader.judge.runner).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+GUARD_BYTES = 4096  # per side: a whole number of 16-byte units, so a tensor keeps the alignment TMA needs
+PATTERN = 0xA5  # the guard zones' byte
+POISON_BITS = 0x7FC0DEAD  # a fresh float32 output's elements: a NaN with a payload no arithmetic produces
+
+# aten ops (by overload packet) that make a fresh tensor: each result is moved into a guarded buffer.
+_ALLOCATING = frozenset(f"aten.{name}" for name in (
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "empty_permuted",
+))
+_UNFILLED = frozenset(f"aten.{name}" for name in ("empty", "empty_like", "empty_strided", "new_empty",
+                                                  "new_empty_strided", "empty_permuted"))
+
+
+@dataclass
+class _Zone:
+    label: str
+    buffer: torch.Tensor  # uint8: guard, the tensor's bytes, guard
+    size: int  # the tensor's bytes
+
+
+class Guards:
+    """The guarded buffers of one case."""
+
+    def __init__(self):
+        self.zones: list[_Zone] = []
+
+    def place(self, tensor: torch.Tensor, label: str, poison: bool = False) -> torch.Tensor:
+        """A tensor equal to `tensor` (shape, strides, dtype, values) in the middle of a guarded buffer; with
+        `poison`, its elements hold the grader's poison instead of its values (a fresh output)."""
+        span = _span(tensor)
+        size = span * tensor.element_size()
+        buffer = torch.full((GUARD_BYTES + size + GUARD_BYTES,), PATTERN, dtype=torch.uint8, device=tensor.device)
+        inner = buffer[GUARD_BYTES:GUARD_BYTES + size].view(tensor.dtype)
+        placed = inner.as_strided(tensor.shape, tensor.stride(), inner.storage_offset())
+        if poison and tensor.dtype == torch.float32:
+            inner.view(torch.int32).fill_(POISON_BITS)
+        elif span:
+            placed.copy_(tensor)
+        self.zones.append(_Zone(label, buffer, size))
+        return placed
+
+    def rename(self, tensor: torch.Tensor, label: str) -> None:
+        """Call the zone that holds `tensor` (a tensor the launcher returned, or a view of one) by its name."""
+        for zone in self.zones:
+            start = zone.buffer.data_ptr() + GUARD_BYTES
+            if start <= tensor.data_ptr() < start + max(zone.size, 1) and zone.label.startswith("the launcher's"):
+                zone.label = label
+
+    def trampled(self) -> list[str]:
+        """'z: 64 bytes after it' for each tensor whose guard zones changed."""
+        found = []
+        for zone in self.zones:
+            before = int((zone.buffer[:GUARD_BYTES] != PATTERN).sum())
+            after = int((zone.buffer[GUARD_BYTES + zone.size:] != PATTERN).sum())
+            where = [f"{before} bytes before it"] * bool(before) + [f"{after} bytes after it"] * bool(after)
+            if where:
+                found.append(f"{zone.label}: {' and '.join(where)}")
+        return found
+
+
+def _span(tensor: torch.Tensor) -> int:
+    """Elements from the tensor's first to its last, as its strides lay them out."""
+    if tensor.numel() == 0:
+        return 0
+    return 1 + sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
+
+
+class allocations(TorchDispatchMode):  # noqa: N801 (used as a context manager, like torch's own modes)
+    """While the launcher runs, each fresh tensor it makes is placed between guard zones (``Guards.place``),
+    named after the order it was made in ("the launcher's tensor 1")."""
+
+    def __init__(self, guards: Guards):
+        super().__init__()
+        self.guards = guards
+        self.made = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if str(func.overloadpacket) in _ALLOCATING and isinstance(out, torch.Tensor) and out.device.type != "meta":
+            self.made += 1
+            out = self.guards.place(out, f"the launcher's tensor {self.made}",
+                                    poison=str(func.overloadpacket) in _UNFILLED)
+        return out
