@@ -5,11 +5,14 @@ assertion in one version of triton, ...). This runs each launcher on the CPU wit
 replaced by `triton.compile` for sm_90, so such kernels fail here instead of on the GPU.
 
     python tests/compile_for_gpu.py            every solution and every correct alternative kernel
-Prints one line per launcher and exits 1 if any kernel failed to compile.
+Prints one line per launcher and exits 1 if any kernel failed to compile. The alternatives in
+tests/kernels/right/ run under the puzzle's own launcher, as kernel-only grading runs them; those in
+tests/kernels/right_own_launcher/ under their own.
 """
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +31,7 @@ from triton.runtime.jit import JITFunction  # noqa: E402
 
 from grader.course import registry  # noqa: E402
 from grader.course.cases import make_inputs, spec_args  # noqa: E402
+from grader.judge import runner  # noqa: E402
 from grader.worker import loader  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
@@ -90,14 +94,30 @@ def check(puzzle, launcher) -> str | None:
     return None
 
 
+def kernels_under_the_puzzles_launcher(puzzle, file: str):
+    """The puzzle's own launcher running the kernels of `file`, as kernel-only grading builds it."""
+    job, refused, _ = runner.read_submission(puzzle, "puzzles", file)
+    if job is None:
+        raise loader.LoadError(refused[0].message)
+    return loader.load_kernels(puzzle, job, "cpu", folder=tempfile.mkdtemp(prefix="compile-for-gpu-"))
+
+
 def main() -> int:
     failures = 0
+    kernels = ROOT / "tests" / "kernels"
     jobs = [(p, "solutions", None) for p in registry.PUZZLES]
+    jobs += [(registry.find(int(path.name[1:3])), "kernels", str(path))
+             for path in sorted((kernels / "right").glob("p*.py"))]
     jobs += [(registry.find(int(path.name[1:3])), "puzzles", str(path))
-             for path in sorted((ROOT / "tests" / "kernels" / "right").glob("p*.py"))]
+             for path in sorted((kernels / "right_own_launcher").glob("p*.py"))]
     for puzzle, impl, file in jobs:
         source = file or f"solutions/{puzzle.module}.py"
-        problem = check(puzzle, loader.load_launcher(puzzle, impl, file))
+        try:
+            launcher = kernels_under_the_puzzles_launcher(puzzle, file) if impl == "kernels" else \
+                loader.load_launcher(puzzle, impl, file)
+            problem = check(puzzle, launcher)
+        except loader.LoadError as exc:
+            problem = f"not loaded: {exc}"
         failures += problem is not None
         print(f"{'FAIL' if problem else 'ok  '} {Path(source).name}" + (f": {problem}" if problem else ""), flush=True)
     print(f"{len(_done)} kernel specialisations compiled for sm_90 with triton {triton.__version__}")

@@ -78,7 +78,7 @@ def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=
     if job is None:
         return verdict.assemble(puzzle, decided, seed, "interpreter", str(path), notes)
     try:
-        launcher = loader.load_kernels(puzzle, job, "cpu", folder=tempfile.mkdtemp(dir=_BUILT))
+        launcher = _build(puzzle, job)
     except loader.LoadError as exc:
         return verdict.assemble(puzzle, [verdict.CaseResult("import", False, "error", str(exc))], seed,
                                 "interpreter", str(path), notes)
@@ -86,6 +86,18 @@ def grade_file(puzzle, path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=
                              trusted_launcher=True)
     result.notices[:0] = notes
     return result
+
+
+def _build(puzzle, job):
+    return loader.load_kernels(puzzle, job, "cpu", folder=tempfile.mkdtemp(dir=_BUILT))
+
+
+def kernel_only_launcher(puzzle, path):
+    """The puzzle's own launcher running the kernels of the file at `path`, built as kernel-only grading builds it
+    (for one case at a time: inprocess.run_case or execute.execute with trusted_launcher=True)."""
+    job, decided, _ = runner.read_submission(registry.find(puzzle), "puzzles", str(path))
+    assert job is not None, [(c.reason, c.message) for c in decided]
+    return _build(registry.find(puzzle), job)
 
 
 def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, first_failure=True,
@@ -147,6 +159,7 @@ class Mutation:
     count: int = 1  # how many occurrences of `old` to replace (-1: all)
     also: tuple[tuple[str, str], ...] = ()  # further (old, new) edits the same mistake needs
     beyond: bool = False  # a mistake in the solution's "beyond the lesson" path (beyond_text), not in the lesson
+    own_launcher: bool = False  # a mistake in the launcher (or a path only it takes): graded on the practice path
 
     def apply(self, text: str) -> str:
         """Edit the code only, never the docstring (whose hints quote the same lines). Fails loudly if the
@@ -168,11 +181,12 @@ class Mutation:
 
 
 def rejected_case(mutation: Mutation, tmp_path):
-    """Grade the mutated solution up to its first failure; assert it failed for the mutation's reason with its clue
-    in the default report, and return (the result, that case)."""
+    """Grade the mutated solution up to its first failure (kernel-only, or with its own launcher where the mistake
+    is the launcher's); assert it failed for the mutation's reason with its clue in the default report, and return
+    (the result, that case)."""
     puzzle = registry.find(mutation.puzzle)
     text = beyond_text(puzzle) if mutation.beyond else lesson_text(puzzle)
-    result = grade_text(puzzle, mutation.apply(text), tmp_path)
+    result = grade_text(puzzle, mutation.apply(text), tmp_path, own_launcher=mutation.own_launcher)
     assert result.status == "failed", report(result)
     case = failed_case(result)
     assert case.reason == mutation.reason, report(result)

@@ -1,4 +1,9 @@
-"""Correct kernels that differ from the solutions pass: other strategies, and other block sizes."""
+"""Correct kernels that differ from the solutions pass: other strategies, and other block sizes.
+
+tests/kernels/right/ holds kernels alone, graded as a submission is (kernel-only, under the puzzle's launcher);
+tests/kernels/right_own_launcher/ holds alternatives whose idea is the launcher (a padded buffer returned as a
+slice or a view, blocks of its own naming, autotuning), which pass on the practice path, `--own-launcher`.
+"""
 
 import contextlib
 import dataclasses
@@ -15,6 +20,7 @@ from grader.worker import instrument, loader
 pytestmark = requires_interpreter
 
 ALTERNATIVES = sorted(p.name for p in (KERNELS / "right").glob("p*.py"))
+OWN_LAUNCHERS = sorted(p.name for p in (KERNELS / "right_own_launcher").glob("p*.py"))
 
 
 @pytest.mark.parametrize("name", ALTERNATIVES)
@@ -22,6 +28,26 @@ def test_alternative_strategy_passes(name):
     puzzle = registry.find(int(name[1:3]))
     result = grade_file(puzzle, KERNELS / "right" / name, seed=3)
     assert result.status == "passed", "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
+    assert result.trusted and not [n for n in result.notices if n.startswith(("not run", "your launcher"))], \
+        result.notices  # the file is kernels only: nothing of it is left out
+
+
+@pytest.mark.parametrize("name", OWN_LAUNCHERS)
+def test_alternative_launcher_passes_on_the_practice_path(name):
+    puzzle = registry.find(int(name[1:3]))
+    result = grade_file(puzzle, KERNELS / "right_own_launcher" / name, seed=3, own_launcher=True)
+    assert result.status == "passed", "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
+    assert not result.trusted
+
+
+def test_an_autotuned_kernel_is_refused_kernel_only():
+    """The puzzle's launcher passes the block sizes, so autotune has nothing to choose; the refusal says so, and
+    where to go instead."""
+    result = grade_file(1, KERNELS / "right_own_launcher" / "p01_autotuned.py")
+    (case,) = result.cases
+    assert case.reason == "error" and "@autotune on autotuned_add_kernel: the puzzle's launcher passes the block " \
+        "sizes" in case.message and "`--own-launcher` grades your own launcher, for practice" in case.message, \
+        case.message
 
 
 # Block sizes none of the cases use, for every launcher argument that sets one. Graph launchers take BLOCK_E and,

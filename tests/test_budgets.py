@@ -1,5 +1,8 @@
 """Budgets count all traffic: copies of an input, idle programs and duplicate lanes cannot hide reads,
-and persistent or clamped kernels are not punished (grader/course/budgets.py's docstring says how)."""
+and persistent or clamped kernels are not punished (grader/course/budgets.py's docstring says how).
+
+A copy made by a launch of its own, or programs the grid has to spare, need a launcher of the learner's: those
+tests grade on the practice path (`own_launcher=True`), the only one where such a launcher runs."""
 
 import pytest
 import torch
@@ -52,7 +55,7 @@ def softmax_online(x, B0=1, B1=4096):
 @pytest.mark.puzzle5
 def test_reading_a_kernel_made_copy_of_x_counts_as_reading_x(tmp_path):
     text = solution_text(registry.find(4)) + SOFTMAX_ON_A_COPY
-    case = _budget_failure(grade_text(5, text, tmp_path), "x read ")  # at least 2.5x: stopped once over budget
+    case = _budget_failure(grade_text(5, text, tmp_path, own_launcher=True), "x read ")  # stopped once over budget
     assert "including loads of tensors that are not inputs" in case.message and "budget is 2x" in case.message
 
 
@@ -77,7 +80,7 @@ def csc_gather(v_scaled, score, col_ptr, edge_id, BLOCK_E=8, NODES_PER_PROGRAM=1
 @pytest.mark.slow
 def test_the_index_budget_counts_every_integer_load(tmp_path):
     """A copy of edge_id is not a named index array, but its loads are integer loads all the same."""
-    result = grade_text(8, solution_text(registry.find(8)) + GATHER_ON_A_COPY, tmp_path)
+    result = grade_text(8, solution_text(registry.find(8)) + GATHER_ON_A_COPY, tmp_path, own_launcher=True)
     case = _budget_failure(result, "elements of col_ptr, edge_id loaded (counting the tensor passed as dst_ptr, "
                                    "edge_id_ptr (")
     assert "the budget is E + 3*N" in case.message
@@ -109,16 +112,26 @@ def test_a_clone_made_by_the_launcher_counts_as_the_input():
 
 @pytest.mark.puzzle6
 def test_idle_programs_do_not_dilute_the_per_program_budget():
-    result = grade_file(6, KERNELS / "wrong" / "p06_two_pass_idle_programs.py", first_failure=True)
+    result = grade_file(6, KERNELS / "wrong" / "p06_two_pass_idle_programs.py", first_failure=True, own_launcher=True)
     _budget_failure(result, "k read 2.00x per program, the budget is 1x for each block of z (B0 = ")
+
+
+TWICE_THE_PROGRAMS = '''
+
+def flash_attention(q, k, v, B0=64, B1=256):
+    """Twice the programs the queries need: the second half reads every key and stores nothing."""
+    z = torch.empty_like(q)
+    flash_attention_kernel[(2 * triton.cdiv(q.numel(), B0),)](q, k, v, z, q.numel(), k.numel(), B0=B0, B1=B1)
+    return z
+'''
 
 
 @pytest.mark.puzzle6
 def test_an_idle_program_that_still_reads_the_keys_is_over_budget(tmp_path):
     text = (KERNELS / "wrong" / "p06_two_pass.py").read_text()
-    text = text.replace("two_pass_kernel[(triton.cdiv(", "two_pass_kernel[(2 * triton.cdiv(")
-    assert "2 * triton.cdiv" in text
-    _budget_failure(grade_text(6, text, tmp_path), "but stored no element of z")
+    text = text.replace("import triton\n", "import torch\nimport triton\n")
+    result = grade_text(6, text + TWICE_THE_PROGRAMS, tmp_path, own_launcher=True)
+    _budget_failure(result, "but stored no element of z")
 
 
 @pytest.mark.puzzle6

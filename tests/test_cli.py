@@ -38,11 +38,19 @@ def test_a_stub_is_not_started_with_exit_1_and_no_traceback(tmp_path):
 
 
 @pytest.mark.slow
-def test_file_grades_a_submission_and_warns_once(tmp_path):
+def test_file_grades_a_submission_by_its_kernels(tmp_path):
     run = run_cli("6", "--file", str(KERNELS / "wrong" / "p06_two_pass.py"))
     assert run.returncode == 1
-    assert run.stderr.count("runs the code in") == 1 and "container" in run.stderr
+    assert "runs the code in" not in run.stderr and "practice" not in run.stdout  # nothing of the file runs
     assert "over budget: k read 2.00x per program" in run.stdout
+
+
+@pytest.mark.slow
+def test_own_launcher_grades_the_files_launcher_and_warns_once(tmp_path):
+    run = run_cli("1", "--file", str(KERNELS / "right_own_launcher" / "p01_returns_a_slice.py"), "--own-launcher")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stderr.count("runs the code in") == 1 and "grade untrusted submissions by their kernels" in run.stderr
+    assert "practice: your own launcher was graded" in run.stdout and "Solved" in run.stdout
 
 
 @pytest.mark.slow

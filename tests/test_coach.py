@@ -5,7 +5,7 @@ import dataclasses
 import json
 
 import pytest
-from helpers import KERNELS, ROOT, requires_interpreter, run_cli
+from helpers import KERNELS, ROOT, kernel_only_launcher, requires_interpreter, run_cli
 
 from grader import coach, inprocess, transfer
 from grader.course import registry
@@ -17,13 +17,14 @@ from grader.worker import loader
 pytestmark = requires_interpreter
 
 
-def _figures(number: int, case, launcher=None, puzzle=None, seed: int = 3) -> coach.Figures:
+def _figures(number: int, case, launcher=None, puzzle=None, seed: int = 3, kernel_only=False) -> coach.Figures:
     """The coach's figures for one case (a Case, or a case's name) of a puzzle, graded in this process (the
-    reference solution by default)."""
+    reference solution by default; `kernel_only`: the launcher is the puzzle's, running a file's kernels)."""
     puzzle = puzzle or registry.find(number)
     launcher = launcher or loader.load_launcher(puzzle, "solutions")
     case = next(c for c in puzzle.cases if c.name == case) if isinstance(case, str) else case
-    result = inprocess.run_case(puzzle, launcher, case, seed, "cpu", timeout=3600)  # no test depends on speed
+    result = inprocess.run_case(puzzle, launcher, case, seed, "cpu", timeout=3600,  # no test depends on speed
+                                trusted_launcher=kernel_only)
     assert result.passed, f"{result.reason}: {result.message}"
     return coach.Figures(**result.coach)
 
@@ -90,11 +91,12 @@ def test_a_coo_scan_against_csc_on_a_hub():
     nodes, edges, row = dims["N"], dims["E"], 4 * 32 + 4  # a slot's features and scores
     hub = int(inputs["col_ptr"].diff().max())
     csc = _figures(8, case, seed=3, puzzle=puzzle)
-    scan = loader.load_launcher(puzzle, file=str(KERNELS / "wrong" / "p08_coo_scan.py"))
-    coo = _figures(8, case, launcher=scan, puzzle=dataclasses.replace(puzzle, budgets=()), seed=3)
-    # per program: its 2 col_ptr bounds, then its slots (CSC) or all E of them (the scan), and its slots' rows
+    scan = kernel_only_launcher(puzzle, KERNELS / "wrong" / "p08_coo_scan.py")
+    coo = _figures(8, case, launcher=scan, puzzle=dataclasses.replace(puzzle, budgets=()), seed=3, kernel_only=True)
+    # per program: its 2 col_ptr bounds (the scan also col_ptr[N] = E, where it ends), then its slots (CSC) or all E
+    # of them (the scan), and its slots' rows
     assert csc.program_loads == 2 * nodes + edges * (1 + row) and csc.busiest_program == 2 + hub * (1 + row)
-    assert coo.program_loads == nodes * (2 + edges) + edges * row and coo.busiest_program == 2 + edges + hub * row
+    assert coo.program_loads == nodes * (3 + edges) + edges * row and coo.busiest_program == 3 + edges + hub * row
 
     def imbalance(f):
         return f.busiest_program / (f.program_loads / f.programs)

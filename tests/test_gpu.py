@@ -42,8 +42,8 @@ def test_bench_runs_and_reports_the_copy_bandwidth():
     assert "Copy bandwidth" in run.stdout and "triton (ours)" in run.stdout
 
 
-def _native_cases(puzzle: int, path) -> list[dict]:
-    run = run_cli(str(puzzle), "--file", str(path), "--json", interpret=False)
+def _native_cases(puzzle: int, path, *options) -> list[dict]:
+    run = run_cli(str(puzzle), "--file", str(path), "--json", *options, interpret=False)
     return json.loads(run.stdout)["results"][0]["cases"]
 
 
@@ -55,20 +55,25 @@ def _native_cases(puzzle: int, path) -> list[dict]:
     ("p05_one_block_per_row.py", "your launch of whole_row_softmax_kernel used B1="),
 ])
 def test_a_cheating_launcher_is_refused_natively(name, clue):
-    cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / "cheating" / name)
+    """On the practice path, where the file's launcher runs (kernel-only grading runs the puzzle's)."""
+    cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / "cheating" / name, "--own-launcher")
     refused = [c for c in cases if c["reason"] == "launcher"]
     assert refused and clue in refused[0]["message"], cases[0]
 
 
-@pytest.mark.parametrize("path", ["right/p01_autotuned.py", "right/p06_persistent.py", "right/p01_returns_a_slice.py",
+@pytest.mark.parametrize("path", ["right_own_launcher/p01_autotuned.py", "right/p06_persistent.py",
+                                  "right/p01_grid_stride.py", "right_own_launcher/p01_returns_a_slice.py",
                                   "right_on_triton_3_6/p11_block_pointers.py"])
 def test_correct_alternatives_pass_natively(path):
+    """Kernel-only (a persistent kernel gets the GPU's multiprocessor count), or on the practice path where the
+    alternative's idea is its launcher."""
     import triton
 
     if path.startswith("right_on_triton_3_6") and not triton.__version__.startswith("3.6"):
         pytest.skip("block pointers exist on triton 3.6 only")
     name = path.split("/")[1]
-    cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / path)
+    options = ("--own-launcher",) if path.startswith("right_own_launcher") else ()
+    cases = _native_cases(int(name[1:3]), ROOT / "tests" / "kernels" / path, *options)
     assert all(c["passed"] or c["reason"] == "skipped" for c in cases), [c for c in cases if not c["passed"]][:1]
 
 

@@ -5,6 +5,8 @@ rejected with a clue that names the fix. Correct alternatives near each trap pas
 is test_solutions.py's job; the check runs there too.
 """
 
+import dataclasses
+
 import pytest
 import triton
 import triton.language as tl
@@ -42,15 +44,22 @@ TRAPS = [
              "Use `&` on boolean blocks"),
 ]
 
-# Traps the interpreter of triton 3.6 and 3.9 refuses itself, as the GPU compiler does: no compile needed.
+# Traps the interpreter of triton 3.6 and 3.9 refuses itself, as the GPU compiler does: on the practice path, where
+# the interpreter runs first, no compile is needed. Kernel-only grading compiles before it runs (or refuses first).
 REFUSED_BY_THE_INTERPRETER = [
     Mutation(9, "tl.arange to a run-time size", "heads = tl.arange(0, H_PAD)", "heads = tl.arange(0, H)",
-             "error", "arange's arguments must be of type tl.constexpr"),
+             "error", "arange's arguments must be of type tl.constexpr", own_launcher=True),
     Mutation(9, "tl.zeros of a run-time shape", "acc = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)",
-             "acc = tl.zeros([H, D], dtype=tl.float32)", "error", "must have type `constexpr[int]`"),
+             "acc = tl.zeros([H, D], dtype=tl.float32)", "error", "must have type `constexpr[int]`", own_launcher=True),
     Mutation(1, "builtin abs on a block", "tl.store(z_ptr + offsets, x + y, mask=mask)",
-             "tl.store(z_ptr + offsets, abs(x + y), mask=mask)", "error", "bad operand type for abs()"),
+             "tl.store(z_ptr + offsets, abs(x + y), mask=mask)", "error", "bad operand type for abs()",
+             own_launcher=True),
 ]
+KERNEL_ONLY = {  # the same traps graded kernel-only: (reason, clue)
+    "tl.arange to a run-time size": ("gpu_compile", "arange's arguments must be of type tl.constexpr"),
+    "tl.zeros of a run-time shape": ("gpu_compile", "must have type `constexpr[int]`"),
+    "builtin abs on a block": ("error", "the name abs: a kernel reads its parameters"),
+}
 
 
 @pytest.mark.parametrize("mutation", [m.param() for m in TRAPS])
@@ -65,16 +74,36 @@ def test_trap_the_interpreter_refuses_fails_before_the_compile(mutation, tmp_pat
     test_interpreter_only_kernel_fails_the_gpu_compile_check(mutation, tmp_path)
 
 
-@pytest.mark.parametrize("puzzle, name, clue", [
-    pytest.param(1, "p01_plain_helper.py", "Put @triton.jit above `def add_values`", marks=pytest.mark.puzzle1,
+@pytest.mark.parametrize("mutation", [m.param() for m in REFUSED_BY_THE_INTERPRETER])
+def test_trap_the_interpreter_refuses_fails_kernel_only_before_it_runs(mutation, tmp_path):
+    reason, clue = KERNEL_ONLY[mutation.mistake]
+    rejected_case(dataclasses.replace(mutation, reason=reason, clue=clue, own_launcher=False), tmp_path)
+
+
+@pytest.mark.parametrize("puzzle, name, clue, own_launcher", [
+    pytest.param(1, "p01_plain_helper.py", "Put @triton.jit above `def add_values`", True, marks=pytest.mark.puzzle1,
                  id="plain helper"),
-    pytest.param(5, "p05_builtin_max.py", "Use tl.maximum(a, b)", marks=pytest.mark.puzzle5, id="builtin max"),
+    pytest.param(5, "p05_builtin_max.py", "Use tl.maximum(a, b)", False, marks=pytest.mark.puzzle5, id="builtin max"),
 ])
-def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue):
-    result = grade_file(puzzle, KERNELS / "wrong" / name, first_failure=True)
+def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue, own_launcher):
+    """The plain helper on the practice path: kernel-only grading refuses it before anything compiles (next)."""
+    result = grade_file(puzzle, KERNELS / "wrong" / name, first_failure=True, own_launcher=own_launcher)
     case = failed_case(result)
     assert case.reason == "gpu_compile", report(result)
     assert clue in case.message and f"{name}:" in case.message, report(result)
+
+
+@pytest.mark.parametrize("puzzle, name, clue", [
+    pytest.param(1, "p01_plain_helper.py", "the name add_values: a plain Python function: a kernel calls "
+                 "@triton.jit functions only (put @triton.jit above it)", marks=pytest.mark.puzzle1, id="plain helper"),
+    pytest.param(5, "p05_reads_numpy_in_the_kernel.py", "the name np: a kernel reads its parameters",
+                 marks=pytest.mark.puzzle5, id="numpy"),
+])
+def test_a_kernel_reaching_python_is_refused_kernel_only(puzzle, name, clue):
+    """Kernel-only grading holds a kernel to Triton before it compiles or runs it (grader.judge.submission)."""
+    (case,) = grade_file(puzzle, KERNELS / "wrong" / name).cases
+    assert case.reason == "error" and case.message.startswith(f"not graded: {name} holds code a kernel may not run")
+    assert clue in case.message, case.message
 
 
 @pytest.mark.parametrize("puzzle, name", [
@@ -102,7 +131,7 @@ def test_a_dot_whose_result_is_never_used_does_not_count():
     case = failed_case(result)
     assert case.reason == "budget", report(result)
     assert "tl.dot did 0% of the multiply-adds" in case.message, report(result)
-    assert "The tl.dot at p11_dead_dot.py:25 is not in the compiled kernel: its result is never used" in case.message
+    assert "The tl.dot at p11_dead_dot.py:24 is not in the compiled kernel: its result is never used" in case.message
 
 
 # -- the AST rule, on its own -------------------------------------------------------------------------
@@ -189,7 +218,9 @@ def test_dots_of_zero_blocks_do_no_tensor_core_work():
 
 
 def test_a_kernel_that_reads_a_module_no_gpu_kernel_can_use_fails():
-    """Reading numpy inside a kernel is no reason to skip the compile check: it fails the case."""
-    case = failed_case(grade_file(5, KERNELS / "wrong" / "p05_reads_numpy_in_the_kernel.py", first_failure=True))
+    """Reading numpy inside a kernel is no reason to skip the compile check: it fails the case (on the practice
+    path; kernel-only grading refuses the file first, above)."""
+    case = failed_case(grade_file(5, KERNELS / "wrong" / "p05_reads_numpy_in_the_kernel.py", first_failure=True,
+                                  own_launcher=True))
     assert case.reason == "gpu_compile", case.message
     assert "the kernel reads the module numpy" in case.message and "tl.constexpr globals" in case.message

@@ -1,8 +1,11 @@
-"""The grader's verdict holds against a submission that games it: the learner's code runs in a worker that
-sends data, the grader judges; nothing the worker starts outlives grading; a hanging import is a timeout;
-and a --file submission that reaches into the grader is refused before it runs.
+"""The grader's verdict holds against a submission that games it on the practice path, where the file's own
+Python runs (`--own-launcher`): the learner's code runs in a worker that sends data, the grader judges; nothing
+the worker starts outlives grading; a hanging import is a timeout; and a --file submission that reaches into the
+grader is refused before it runs. (Graded kernel-only, none of these files' Python runs at all:
+tests/test_cheats_kernel_only.py.)
 
-Each submission is copied to tmp_path and graded with `python -m grader ... --file` in a child process.
+Each submission is copied to tmp_path and graded with `python -m grader ... --file ... --own-launcher` in a child
+process.
 """
 
 import json
@@ -25,7 +28,7 @@ def _grade(name, tmp_path, *options):
     """Grade puzzle 1 with a copy of tests/kernels/cheating/NAME in tmp_path: (run, the copy, the JSON report)."""
     submission = tmp_path / name
     shutil.copy(CHEATING / name, submission)
-    run = run_cli("1", "--file", str(submission), "--json", *options, timeout=300)
+    run = run_cli("1", "--file", str(submission), "--json", "--own-launcher", *options, timeout=300)
     report = json.loads(run.stdout) if run.stdout.strip() else None
     return run, submission, report
 
@@ -95,7 +98,7 @@ def test_patching_the_checker_in_the_worker_does_not_change_the_verdict(tmp_path
     assert {c["reason"] for c in _cases(report)} == {"mismatch"}
 
 
-@pytest.mark.parametrize("name, clue", [("p01_imports_the_grader.py", "from grader import instrument"),
+@pytest.mark.parametrize("name, clue", [("p01_imports_the_grader.py", "from grader.worker import instrument"),
                                         ("p01_reads_the_stack.py", "import inspect")])
 @pytest.mark.slow
 def test_a_submission_reaching_into_the_grader_is_refused_before_it_runs(tmp_path, name, clue):
@@ -106,7 +109,8 @@ def test_a_submission_reaching_into_the_grader_is_refused_before_it_runs(tmp_pat
 
 
 def test_the_static_check_passes_every_solution_and_correct_alternative():
-    files = sorted((ROOT / "solutions").glob("p*.py")) + sorted((KERNELS / "right").glob("*.py"))
+    files = sorted((ROOT / "solutions").glob("p*.py")) + sorted((KERNELS / "right").glob("*.py")) + \
+        sorted((KERNELS / "right_own_launcher").glob("*.py"))
     assert files and [f.name for f in files if submission.vet_submission(str(f))] == []
 
 
@@ -159,10 +163,10 @@ def test_a_submission_that_edits_the_grader_is_void_and_the_grader_restored(tmp_
     """In a scratch copy of the repository, so that a failure here cannot leave the real grader tampered with."""
     submission = tmp_path / "p01_edits_the_grader.py"
     shutil.copy(CHEATING / submission.name, submission)
-    original = (ROOT / "grader" / "checker.py").read_bytes()
-    run, scratch = run_in_scratch_repository(tmp_path, submission, "--json")
+    original = (ROOT / "grader" / "judge" / "checker.py").read_bytes()
+    run, scratch = run_in_scratch_repository(tmp_path, submission, "--json", "--own-launcher")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert (scratch / "grader" / "checker.py").read_bytes() == original
+    assert (scratch / "grader" / "judge" / "checker.py").read_bytes() == original
     void = [c for c in json.loads(run.stdout)["results"][0]["cases"] if c["name"] == "grader files"]
     assert void and "grader/judge/checker.py" in void[0]["message"] and "void" in void[0]["message"]
     assert "sitecustomize.py" in void[0]["message"] and not (scratch / "sitecustomize.py").exists()

@@ -1,7 +1,10 @@
-"""The launcher is not a loophole: PyTorch compute in it, tiles wider than the case's blocks, and the reference
-left in the grader's frame are all refused; allocations, views, smaller blocks and autotune are not.
+"""On the practice path (`--own-launcher`, a notebook's grader.check), the learner's launcher is not a loophole:
+PyTorch compute in it, tiles wider than the case's blocks, and the reference left in the grader's frame are all
+refused; allocations, views, smaller blocks and autotune are not. (Kernel-only grading runs the puzzle's launcher,
+so none of these launchers run there: tests/test_cheats_kernel_only.py.)
 
-The cheating launchers live in tests/kernels/cheating/; correct ones that must keep passing in tests/kernels/right/.
+The cheating launchers live in tests/kernels/cheating/; correct ones that must keep passing in
+tests/kernels/right_own_launcher/.
 """
 
 import dataclasses
@@ -66,26 +69,26 @@ WIDE_BLOCKS = [
 
 @pytest.mark.parametrize("cheat", TORCH_COMPUTE + WIDE_BLOCKS, ids=lambda c: c.file)
 def test_cheating_launcher_is_refused(cheat):
-    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True))
+    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
     assert case.reason == "launcher", f"{case.name}: {case.reason}: {case.message}"
     assert cheat.clue in case.message
 
 
 def test_the_refusal_names_the_learners_line():
-    case = failed_case(grade_file(4, CHEATS / "p04_host_row_max.py", first_failure=True))
+    case = failed_case(grade_file(4, CHEATS / "p04_host_row_max.py", first_failure=True, own_launcher=True))
     assert "at p04_host_row_max.py:" in case.message and "x.amax(dim=1)" in case.message
 
 
 def test_a_puzzle_that_lists_an_op_lets_the_launcher_use_it():
     puzzle = dataclasses.replace(registry.find(1), launcher_ops=("aten.clone",))
-    result = grade_file(puzzle, CHEATS / "p01_clones_x.py")
+    result = grade_file(puzzle, CHEATS / "p01_clones_x.py", own_launcher=True)
     assert result.status == "passed", [(c.name, c.reason, c.message) for c in result.cases]
 
 
 def test_torch_works_again_after_a_refusal():
     """The modes come off torch's stacks with the launcher: the grader's own code is not refused."""
-    grade_file(1, CHEATS / "p01_pops_the_mode.py", first_failure=True)
-    grade_file(1, CHEATS / "p01_torch_add.py", first_failure=True)
+    grade_file(1, CHEATS / "p01_pops_the_mode.py", first_failure=True, own_launcher=True)
+    grade_file(1, CHEATS / "p01_torch_add.py", first_failure=True, own_launcher=True)
     assert torch.equal(torch.arange(3.0).amax() + 1, torch.tensor(3.0))
 
 
@@ -119,7 +122,7 @@ def test_run_case_frames_hold_no_reference_while_the_launcher_runs():
 
 def test_an_autotuned_kernel_runs_its_first_config_with_a_notice():
     launcher_guard.take_notices()
-    result = grade_file(1, KERNELS / "right" / "p01_autotuned.py")
+    result = grade_file(1, KERNELS / "right_own_launcher" / "p01_autotuned.py", own_launcher=True)
     assert result.status == "passed", [(c.name, c.reason, c.message) for c in result.cases]
     notices = result.notices  # the report shows them
     assert len(notices) == 1, notices  # one note per kernel, not one per case
@@ -173,7 +176,7 @@ def test_a_puzzle_without_lesson_blocks_takes_any_tile():
 def test_the_autotune_note_reaches_the_cli_report():
     from helpers import run_cli
 
-    run = run_cli("1", "--file", str(KERNELS / "right" / "p01_autotuned.py"))
+    run = run_cli("1", "--file", str(KERNELS / "right_own_launcher" / "p01_autotuned.py"), "--own-launcher")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "note: autotune: the interpreter ran autotuned_add_kernel with config 1 of 3" in run.stdout
 

@@ -2,7 +2,8 @@
 time limit, every process it leaves killed, the grader's files restored; and what the worker sends back is a
 picture that is checked, so a forged one is refused with a message, never a crash.
 
-Each submission is copied to tmp_path and mapped with `python -m grader 1 --file ... --map` in a child process.
+Each submission is copied to tmp_path and mapped with `python -m grader 1 --file ... --map --own-launcher` in a
+child process: its own Python runs only on the practice path (kernel-only, the map runs its kernels alone).
 """
 
 import json
@@ -20,7 +21,7 @@ CHEATING = KERNELS / "cheating"
 def _map(name, tmp_path, *options):
     submission = tmp_path / name
     shutil.copy(CHEATING / name, submission)
-    return run_cli("1", "--file", str(submission), "--map", "spec", *options, timeout=300), submission
+    return run_cli("1", "--file", str(submission), "--map", "spec", "--own-launcher", *options, timeout=300), submission
 
 
 def _alive(pid: int) -> bool:
@@ -92,10 +93,10 @@ def test_a_submission_that_edits_the_grader_while_mapped_is_undone_and_not_drawn
     """In a scratch copy of the repository, so that a failure here cannot leave the real grader tampered with."""
     submission = tmp_path / "p01_edits_the_grader.py"
     shutil.copy(CHEATING / submission.name, submission)
-    original = (ROOT / "grader" / "checker.py").read_bytes()
-    run, scratch = run_in_scratch_repository(tmp_path, submission, "--map", "spec")
+    original = (ROOT / "grader" / "judge" / "checker.py").read_bytes()
+    run, scratch = run_in_scratch_repository(tmp_path, submission, "--map", "spec", "--own-launcher")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert (scratch / "grader" / "checker.py").read_bytes() == original
+    assert (scratch / "grader" / "judge" / "checker.py").read_bytes() == original
     assert not (scratch / "sitecustomize.py").exists()
     assert "changed the grader's own files" in run.stdout and "grader/judge/checker.py" in run.stdout, run.stdout
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from helpers import KERNELS, ROOT, requires_interpreter, run_cli, stub_text
+from helpers import KERNELS, ROOT, kernel_only_launcher, requires_interpreter, run_cli, stub_text
 
 from grader.course import graphs, registry
 from grader.show import memory_map
@@ -129,11 +129,12 @@ def test_a_million_elements_fit_in_a_few_rows_of_cells():
 
 
 def _case_maps(number: int, case=0, impl="solutions", file=None) -> Maps:
-    """The maps of a puzzle's case (its index, or a Case) graded as the CLI would run it."""
+    """The maps of a puzzle's case (its index, or a Case) graded as the CLI would run it (a file kernel-only)."""
     puzzle = registry.find(number)
-    launcher = loader.load_launcher(puzzle, impl, file)
+    launcher = kernel_only_launcher(puzzle, file) if file else loader.load_launcher(puzzle, impl)
     keep = []
-    execute.execute(puzzle, launcher, puzzle.cases[case] if isinstance(case, int) else case, 1, "cpu", keep=keep)
+    execute.execute(puzzle, launcher, puzzle.cases[case] if isinstance(case, int) else case, 1, "cpu", keep=keep,
+                    trusted_launcher=file is not None)
     return maps_of(keep[0], puzzle.outputs)
 
 
@@ -186,20 +187,27 @@ def _no_traceback(run):
 @pytest.mark.puzzle1
 @pytest.mark.slow
 def test_map_of_a_stub_shows_outputs_never_written(tmp_path):
+    """On the practice path the stub's launcher runs and the map shows z unwritten; kernel-only, a stub's kernels
+    are not run at all, and the map says why."""
     stub = tmp_path / "stub.py"
     stub.write_text(stub_text(registry.find(1)))
-    run = run_cli("1", "--file", str(stub), "--map", "spec")
+    run = run_cli("1", "--file", str(stub), "--map", "spec", "--own-launcher")
     _no_traceback(run)
     assert run.returncode == 1
     assert "stopped: not started" in run.stdout and "z[0..199] never written" in run.stdout
     assert "|" + "?" * 64 + "|" in run.stdout
+    kernel_only = run_cli("1", "--file", str(stub), "--map", "spec")
+    _no_traceback(kernel_only)
+    assert kernel_only.returncode == 1
+    assert "stopped: not run: not implemented yet: your kernels are the stub's" in kernel_only.stdout
 
 
 @pytest.mark.puzzle1
 @pytest.mark.slow
 def test_map_of_a_failing_launcher_shows_the_half_it_did(tmp_path):
+    """The launcher fails: its own launcher runs on the practice path only."""
     run = run_cli("1", "--file", str(MAPS / "p01_fails_after_its_kernel.py"), "--map", "1", "--map",
-                  str(tmp_path / "map.png"))
+                  str(tmp_path / "map.png"), "--own-launcher")
     _no_traceback(run)
     assert "stopped: error: " in run.stdout and "the second half was never launched" in run.stdout
     assert "program (0,0,0) wrote z[0..31]" in run.stdout and "z[100..199] never written" in run.stdout
@@ -210,7 +218,7 @@ def test_map_of_a_failing_launcher_shows_the_half_it_did(tmp_path):
 @pytest.mark.puzzle1
 @pytest.mark.slow
 def test_map_of_a_process_that_dies_says_so_in_a_line():
-    run = run_cli("1", "--file", str(KERNELS / "wrong" / "p01_crashes.py"), "--map", "single element")
+    run = run_cli("1", "--file", str(KERNELS / "wrong" / "p01_crashes.py"), "--map", "single element", "--own-launcher")
     _no_traceback(run)
     assert run.returncode == 1
     assert "killed by SIGABRT before it sent its record back" in run.stdout

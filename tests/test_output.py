@@ -31,7 +31,8 @@ def strict_loads(text):
 
 
 def launcher_raising(expression: str, prelude: str = "") -> str:
-    """Puzzle 1's solution whose launcher raises `expression` before launching anything."""
+    """Puzzle 1's solution whose launcher raises `expression` before launching anything (a launcher of the learner's
+    runs on the practice path only: `--own-launcher`)."""
     text = solution_text(registry.find(1))
     body = '    """One program per B0 elements."""\n'
     assert body in text, "puzzle 1's launcher docstring moved: update this helper"
@@ -106,7 +107,7 @@ def test_explain_exception_survives_a_raising_str():
      "Unprintable()", "<unprintable Unprintable>"),
 ], ids=["base_exception_subclass", "system_exit", "raising_str"])
 def test_exceptions_outside_exception_are_reported_as_a_failed_case(tmp_path, prelude, expression, clue):
-    result = grade_text(1, launcher_raising(expression, prelude), tmp_path)
+    result = grade_text(1, launcher_raising(expression, prelude), tmp_path, own_launcher=True)
     case = result.cases[0]
     assert case.reason == "error" and clue in case.message
     text = report.format_result(result, "rerun", "replay")
@@ -116,7 +117,7 @@ def test_exceptions_outside_exception_are_reported_as_a_failed_case(tmp_path, pr
 @requires_interpreter
 @pytest.mark.puzzle1
 def test_an_ansi_surrogate_flood_gives_a_short_clean_report_and_strict_json(tmp_path):
-    result = grade_text(1, launcher_raising(f"ValueError({ANSI_SURROGATE_FLOOD})"), tmp_path)
+    result = grade_text(1, launcher_raising(f"ValueError({ANSI_SURROGATE_FLOOD})"), tmp_path, own_launcher=True)
     case = result.cases[0]
     assert case.reason == "error"
     text = report.format_result(result, "rerun", "replay", verbose=True)
@@ -177,7 +178,7 @@ def test_a_passing_puzzle_scores_its_point_and_notices_come_before_the_report(tm
 def test_the_text_report_of_a_hostile_file_is_clean(tmp_path):
     kernel = tmp_path / "p01_\x1b[2Jclear.py"
     kernel.write_text(launcher_raising(f"ValueError({ANSI_SURROGATE_FLOOD})  # \x1b[5mblink"))
-    run = run_cli("1", "--file", str(kernel))
+    run = run_cli("1", "--file", str(kernel), "--own-launcher")
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr
     assert_clean(run.stdout, limit=4 * safe_output.MESSAGE_LIMIT)
     assert "ValueError: red" in run.stdout and "p01_?[2Jclear.py" in run.stdout  # the escape shown as ?

@@ -1,6 +1,7 @@
 """A returned output is judged by storage: a slice or view of a buffer a kernel stored into passes when
 every element it shows was stored, and fails as never written when some were not; stores through views of it
-(launches on z[i]) are stores into it."""
+(launches on z[i]) are stores into it. A launcher returns the output, so a submission's slice is the practice
+path's (`own_launcher`); the passing slices are tests/kernels/right_own_launcher/."""
 
 import pytest
 import torch
@@ -22,7 +23,7 @@ def test_a_slice_of_a_buffer_whose_other_half_the_kernel_wrote_is_never_written(
     # the kernel is given the whole buffer and fills its first half; the launcher returns the second
     text = text.replace(old, "    z = torch.empty(2 * x.numel(), dtype=x.dtype, device=x.device)\n")
     text = text.replace("    return z\n", "    return z[x.numel():]\n")
-    case = failed_case(grade_text(1, text, tmp_path))
+    case = failed_case(grade_text(1, text, tmp_path, own_launcher=True))
     assert case.reason == "never_written", case.message
     assert "never written" in case.message
 

@@ -1,4 +1,8 @@
-"""Grading in a child process survives a crash and a hang that the in-process alarm cannot stop."""
+"""Grading in a child process survives a crash and a hang that the in-process alarm cannot stop.
+
+The crash and the hang are in the launcher, so these grade the file's own launcher (the practice path); graded
+kernel-only, the same files run no launcher of theirs.
+"""
 
 from helpers import KERNELS, requires_interpreter
 
@@ -8,9 +12,10 @@ from grader.judge import runner
 pytestmark = requires_interpreter
 
 
-def _grade(name, timeout=30.0, grace=20.0):
+def _grade(name, timeout=30.0, grace=20.0, own_launcher=True):
     (result,) = runner.grade_isolated([registry.find(1)], "puzzles", str(KERNELS / "wrong" / name), seed=0,
-                                      interpret=True, timeout=timeout, mode="interpreter", grace=grace)
+                                      interpret=True, timeout=timeout, mode="interpreter", grace=grace,
+                                      own_launcher=own_launcher)
     return result
 
 
@@ -30,3 +35,18 @@ def test_a_hang_the_alarm_cannot_stop_is_killed():
     assert result.status == "failed"
     assert result.cases[0].reason == "timeout" and "stopped after 21 s" in result.cases[0].message
     assert {c.reason for c in result.cases[1:]} == {"skipped"}
+
+
+def test_kernel_only_the_crashing_launcher_never_runs():
+    """p01_crashes.py's kernel is right and its launcher aborts on one case: kernel-only, every case passes and the
+    report says the launcher was not the one graded."""
+    result = _grade("p01_crashes.py", own_launcher=False)
+    assert result.status == "passed" and result.trusted, [(c.name, c.reason) for c in result.cases]
+    assert any(n.startswith("your launcher differs from the puzzle's") for n in result.notices), result.notices
+
+
+def test_kernel_only_a_file_with_no_kernel_is_refused_without_running():
+    """p01_hangs_in_c.py is a launcher and no kernel: refused in the judge, before any worker starts."""
+    result = _grade("p01_hangs_in_c.py", timeout=1.0, own_launcher=False)
+    (case,) = result.cases
+    assert case.reason == "error" and "defines no @triton.jit function `add_kernel`" in case.message

@@ -4,15 +4,21 @@ Most wrong kernels are mutations of a reference solution: one classic mistake, w
 replacement on the solution's source. If a solution changes so that a mutation no longer applies,
 the test fails loudly instead of silently testing nothing. Kernels that are not small edits of a
 solution live in tests/kernels/wrong/.
+
+A submission is graded kernel-only (its kernels under the puzzle's own launcher), so a mistake in the launcher,
+or in a path only a changed launcher takes, is a practice-path test (`own_launcher=True`); graded kernel-only,
+the same file passes on its kernels, with a note that its launcher was not the one graded.
 """
 
 import pytest
 from helpers import (
     KERNELS,
     Mutation,
+    beyond_text,
     failed_case,
     grade_file,
     grade_text,
+    lesson_text,
     rejected_case,
     report,
     requires_interpreter,
@@ -20,6 +26,7 @@ from helpers import (
 )
 
 from grader.course import registry
+from grader.judge.submission import OWN_LAUNCHER_NOTE
 
 pytestmark = requires_interpreter
 
@@ -38,11 +45,11 @@ MUTATIONS = [
              "tl.store(z_ptr + offsets, x + y, mask=mask)\n    tl.store(x_ptr + offsets, x * 0, mask=mask)",
              "input_modified", "changed the input x"),
     Mutation(1, "launcher computes in PyTorch", "    return z\n", "    return x + y\n", "launcher",
-             "computed `aten.add` with PyTorch"),
+             "computed `aten.add` with PyTorch", own_launcher=True),
     Mutation(1, "float64 output", "z = torch.empty_like(x)", "z = torch.empty_like(x, dtype=torch.float64)",
-             "bad_output", "dtype torch.float64"),
+             "bad_output", "dtype torch.float64", own_launcher=True),
     Mutation(1, "output of the wrong shape", "z = torch.empty_like(x)",
-             "z = torch.empty(x.numel() + 1, device=x.device)", "bad_output", "shape"),
+             "z = torch.empty(x.numel() + 1, device=x.device)", "bad_output", "shape", own_launcher=True),
     Mutation(1, "a Python error in the kernel", "x = tl.load(x_ptr + offsets, mask=mask)",
              "x = tl.load(x_ptr + offsets, mask=mask) + undefined_name", "error", "undefined_name"),
     Mutation(1, "float16 store through a float16 pointer", "tl.store(z_ptr + offsets, x + y, mask=mask)",
@@ -167,8 +174,9 @@ MUTATIONS = [
              "out-of-bounds load on edge_id"),
     Mutation(8, "ignores edge_id", "edges = tl.load(edge_id_ptr + slots, mask=slot_ok, other=0)", "edges = slots",
              "mismatch", "edge features were read in slot order"),
-    Mutation(8, "atomics", "tl.store(out_ptr + node * (H * D) + row,", "tl.atomic_add(out_ptr + node * (H * D) + row,",
-             "budget", "atomics on out", also=(("out = torch.empty(", "out = torch.zeros("),)),
+    Mutation(8, "atomics", "            tl.store(out_ptr + node * (H * D) + row,",
+             "            tl.store(out_ptr + node * (H * D) + row, num * 0.0, mask=feature_mask)  # zeroed, then\n"
+             "            tl.atomic_add(out_ptr + node * (H * D) + row,", "budget", "atomics on out"),
     # puzzle 9
     Mutation(9, "weights read by neighbour, not by slot", "edge_weight_ptr + slots[:, None] * H",
              "edge_weight_ptr + neighbours[:, None] * H", "mismatch", "its rows are by slot"),
@@ -200,16 +208,18 @@ MUTATIONS = [
                     "        b = b_desc.load([whole, pid_n * BN]).to(tl.float32)\n"
                     "        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)\n    c_desc.store("),)),
     Mutation(11, "persistent: bands start at band, not band * GROUP_M", "first_row_block = band * GROUP_M",
-             "first_row_block = band", "never_written", "elements of c never written", beyond=True),
+             "first_row_block = band", "never_written", "elements of c never written", beyond=True,
+             own_launcher=True),
     Mutation(11, "persistent: the last tile dropped", "tl.cdiv(M, BM) * tl.cdiv(N, BN), tl.num_programs(0)):",
              "tl.cdiv(M, BM) * tl.cdiv(N, BN) - 1, tl.num_programs(0)):", "never_written", "never written",
-             beyond=True),
+             beyond=True, own_launcher=True),
     Mutation(11, "float16 accumulator", "acc = tl.zeros([BM, BN], dtype=tl.float32)",
              "acc = tl.zeros([BM, BN], dtype=tl.float16)", "mismatch", "keep the accumulator float32",
              also=(("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b, out_dtype=tl.float16)"),)),
-    Mutation(11, "K step of 8", "BM=BM, BN=BN, BK=BK,", "BM=BM, BN=BN, BK=8,", "error",
+    Mutation(11, "K step of 8", "for k in tl.range(0, K, BK):", "for k in tl.range(0, K, 8):", "error",
              "DotTooSmall: tl.dot of a 64x8 block by a 8x64 block: on the GPU every dimension of tl.dot must be at "
-             "least 16 (M=64, N=64, K=8)"),
+             "least 16 (M=64, N=64, K=8)",
+             also=(("block_shape=[BM, BK]", "block_shape=[BM, 8]"), ("block_shape=[BK, BN]", "block_shape=[8, BN]"))),
     Mutation(11, "descriptor with a wrong row stride", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], "
              "strides=[K, 1]", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K + 8, 1]",
              "out_of_bounds", "check the strides this tensor descriptor was made with"),
@@ -244,9 +254,10 @@ MUTATIONS = [
              "        new_max = tl.maximum(running_max, tl.max(scores, axis=1))",
              "new_max = tl.maximum(running_max, tl.max(scores, axis=1))\n"
              '        scores = tl.where(edge, scores, float("-inf"))', "mismatch",
-             "set non-edges to -inf before the max", beyond=True),
+             "set non-edges to -inf before the max", beyond=True, own_launcher=True),
     Mutation(13, "two TCBs per step: a window's last, odd TCB dropped", "for tcb in tl.range(first, last, 2):",
-             "for tcb in tl.range(first, last - 1, 2):", "mismatch", "elements of o wrong", beyond=True),
+             "for tcb in tl.range(first, last - 1, 2):", "mismatch", "elements of o wrong", beyond=True,
+             own_launcher=True),
     Mutation(13, "mask applied after the exp",
              'scores = tl.where(edge, scores, float("-inf"))  # before the max: non-edges may score high\n'
              "        new_max", "new_max", "mismatch", "set non-edges to -inf before the max",
@@ -258,7 +269,8 @@ MUTATIONS = [
     Mutation(13, "one program per non-empty window counted on the host, window_order ignored",
              "window = tl.load(window_order_ptr + tl.program_id(0))", "window = tl.program_id(0)", "launcher",
              "computed `aten.gt` with PyTorch",
-             also=(("windows = window_order.numel()", "windows = int((window_ptr[1:] > window_ptr[:-1]).sum())"),)),
+             also=(("windows = window_order.numel()", "windows = int((window_ptr[1:] > window_ptr[:-1]).sum())"),),
+             own_launcher=True),
     Mutation(13, "a score of exactly 0 taken for no edge", 'scores = tl.where(edge, scores, float("-inf"))',
              'scores = scores * edge.to(tl.float32)\n        scores = tl.where(scores != 0.0, scores, float("-inf"))',
              "mismatch", "a score of 0 is a real score"),
@@ -355,15 +367,55 @@ MUTATIONS = [
 ]
 
 
-@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
+# Kernel-only grading compiles a case's launches for the GPU before the interpreter runs them (grader/worker/
+# execute.py, _compiled_first): these mistakes fail there first, with the compiler's own words and reason
+# "gpu_compile", where the interpreter gave the error and the hint the table expects. Known, and reported.
+COMPILER_SPEAKS_FIRST = pytest.mark.xfail(strict=True, reason="kernel-only: the GPU compile check runs before the "
+                                                               "interpreter, and its message lacks the hint")
+COMPILED_FIRST = {(3, "sum along the wrong axis"), (5, "tl.max where tl.maximum was meant"),
+                  (5, "a misspelt tl function"), (11, "K step of 8"), (12, "p left float32 in the second dot")}
+
+
+def _param(mutation: Mutation):
+    param = mutation.param()
+    if (mutation.puzzle, mutation.mistake) in COMPILED_FIRST:
+        return pytest.param(*param.values, marks=[*param.marks, COMPILER_SPEAKS_FIRST], id=param.id)
+    return param
+
+
+@pytest.mark.parametrize("mutation", [_param(m) for m in MUTATIONS])
 @pytest.mark.slow
 def test_mutated_solution_is_rejected_for_the_right_reason(mutation, tmp_path):
     rejected_case(mutation, tmp_path)
 
 
+@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS if (m.puzzle, m.mistake) in COMPILED_FIRST])
+def test_mistakes_the_compiler_sees_first_are_still_rejected_kernel_only(mutation, tmp_path):
+    """Until the hint follows the compile check, these fail all the same, as "gpu_compile" or the expected reason."""
+    puzzle = registry.find(mutation.puzzle)
+    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path)
+    assert result.status == "failed" and failed_case(result).reason in {"gpu_compile", mutation.reason}, \
+        report(result)
+
+
+LAUNCHER_MISTAKES = [m for m in MUTATIONS if m.own_launcher]
+
+
+@pytest.mark.parametrize("mutation", [m.param() for m in LAUNCHER_MISTAKES])
+def test_a_changed_launcher_is_ignored_kernel_only_and_named(mutation, tmp_path):
+    """Kernel-only grading runs the file's kernels under the puzzle's launcher: the mistake in the launcher (or in
+    the path only it takes) does not count, and the report says the launcher was not the one graded."""
+    puzzle = registry.find(mutation.puzzle)
+    text = mutation.apply(beyond_text(puzzle) if mutation.beyond else lesson_text(puzzle))
+    result = grade_text(puzzle, text, tmp_path)
+    assert result.status == "passed", report(result)
+    assert OWN_LAUNCHER_NOTE in result.notices, result.notices
+
+
 @pytest.mark.puzzle5
 def test_three_loop_kernel_exceeds_puzzle_5_budget(tmp_path):
-    text = solution_text(registry.find(4)) + "\n\nsoftmax_online = softmax_three_loop\n"
+    """Puzzle 4's kernel takes puzzle 5's parameters: under its name, it reads x three times."""
+    text = solution_text(registry.find(4)).replace("softmax_three_loop_kernel", "softmax_online_kernel")
     result = grade_text(5, text, tmp_path)
     case = failed_case(result)
     assert case.reason == "budget", report(result)

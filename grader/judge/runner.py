@@ -481,9 +481,11 @@ def _map_events(worker: processes.Worker, number: int, limit: Limit) -> tuple[di
         if event is None:
             return None, ""
         kind = event.get("event")
+        if kind == "ready":  # the worker's first event, before any puzzle
+            continue
         if event.get("puzzle") != number:
             raise transfer.Malformed(f"an event for puzzle {event.get('puzzle')!r}")
-        if kind in ("ready", "load"):
+        if kind == "load":
             continue
         if kind == "load_error" and isinstance(event.get("message"), str):
             first, *rest = [line.strip() for line in event["message"].strip().splitlines()[:3]] or [""]

@@ -10,12 +10,22 @@ compile time, and the interpreter runs a kernel as Python:
 
 - names: the kernel's parameters and locals, the triton imports (tl, triton, libdevice), other @triton.jit
   functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``);
-- no name, attribute or keyword starting with ``_``, no attribute assignment;
+- no name (but a local ``_``), attribute or keyword starting with ``_``, no attribute assignment;
+- no local named like a builtin Triton's code generator falls back to (``getattr``, ``print``, ...: it reads the
+  builtin until the local is assigned, ``_TRITON_BUILTINS``), and annotations read module-level names only (Python
+  evaluates them when the module is imported);
 - an attribute reached through a triton module must name something of triton.language (``tl.core.builtins``,
   ``triton.runtime`` are refused); an attribute of a value must be one of triton.language's types'
   (``x.to``, ``x.shape``, ``desc.load``), never ``format`` (which reads attributes through a format string);
 - statements and expressions Triton compiles (``_KERNEL_NODES``): no lambdas, comprehensions, f-strings,
-  imports, try, with, global, nested functions or classes; no inline assembly.
+  imports, try, with, global, nested functions or classes;
+- nothing of triton.language that leaves Triton, runs as plain Python, or tells the GPU compile from the
+  interpreter (``_outside_triton``): inline assembly, external libraries, the compiler's helpers (``tl.str_to_ty``
+  evaluates a string), ``target_info`` (``is_cuda()`` is True when the kernel is compiled for the GPU and False in
+  the interpreter, so a kernel could be one thing there and another here).
+
+A constant or an import kept must have its lines to itself: ``EPS = 1e-6; import os`` would carry the second
+statement into the module the worker imports.
 
 The worker then compiles the kernels for the GPU (``grader.worker.gpu_compile``) before the interpreter runs
 them, and runs them under the puzzle's own launcher (``given``): the lesson's block sizes, grid and launches are
@@ -101,6 +111,11 @@ MAX_BYTES = 1 << 20  # a puzzle file is a few kB; a larger one is refused before
 MAX_DEPTH = 60  # nesting of the parsed tree: far above any kernel, and below what would exhaust the parser's stack
 # The builtins Triton's code generator accepts in a kernel (it evaluates them at compile time or lowers them).
 KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float"})
+# Builtins Triton's code generator finds for a name that is neither a local yet nor a global
+# (CodeGenerator.builtin_namespace): a kernel may not name a local after those it may not call, or
+# `f = getattr(...)` before `getattr = 0` is read as the builtin when compiled.
+_TRITON_BUILTINS = frozenset({"getattr", "hasattr", "isinstance", "list", "print", "setattr", "delattr", "type",
+                              "vars", "dir", "globals", "locals", "eval", "exec", "compile", "open"})
 # Attributes that reach past a value: str.format can read any attribute through its format string.
 _FORBIDDEN_VALUE_ATTRIBUTES = frozenset({"format", "format_map", "mro", "handle", "to_ir"})
 # Statements and expressions a kernel body may hold: what Triton's code generator compiles, less what it would
@@ -168,7 +183,8 @@ def parse(text: bytes | str, name: str) -> ast.Module:
         tree = ast.parse(source, filename=name)
     except SyntaxError as exc:
         where = f"{name}:{exc.lineno}: " if exc.lineno else f"{name}: "
-        raise Refused(f"{where}SyntaxError: {exc.msg}" + (f"\n  {exc.text.strip()}" if exc.text else "")) from None
+        quoted = exc.text.strip()[:120] if exc.text else ""  # a line may be a megabyte long
+        raise Refused(f"{where}SyntaxError: {exc.msg}" + (f"\n  {quoted}" if quoted else "")) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; expressions nested thousands deep
         raise Refused(f"{name} cannot be parsed as Python: {type(exc).__name__}") from None
     if _depth(tree, MAX_DEPTH) > MAX_DEPTH:
@@ -260,9 +276,17 @@ def read_parts(tree: ast.Module, text: str) -> Parts:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name) and node.value is not None and \
-                    _constant_value(node.value, aliases) is not None:
+                    _constant_value(node.value, aliases) is not None and _plain_annotation(node, aliases):
                 constants[targets[0].id] = node
     return Parts(jit, constants, imports, functions, text.splitlines())
+
+
+def _plain_annotation(node: ast.AST, aliases: dict) -> bool:
+    """Whether a constant's annotation, if any, is tl.constexpr or a plain type: Python evaluates a module-level
+    annotation when the module is imported, so `EPS: <any expression> = 1e-6` would run that expression."""
+    annotation = getattr(node, "annotation", None)
+    return annotation is None or _resolve_alias(_dotted(annotation), aliases) == "triton.language.constexpr" or \
+        (isinstance(annotation, ast.Name) and annotation.id in {"int", "float", "bool", "str"})
 
 
 def _aliases(parts: Parts) -> dict:
@@ -312,10 +336,13 @@ def _module_object(dotted: str):
     for cut in range(len(parts), 0, -1):
         try:
             value = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+        except Exception:  # noqa: BLE001 - a module that fails to import is one the kernel cannot use
             continue
         for attr in parts[cut:]:
-            value = getattr(value, attr, None)
+            try:
+                value = getattr(value, attr, None)
+            except Exception:  # noqa: BLE001 - a property that raises
+                return None
             if value is None:
                 return None
         return value
@@ -336,14 +363,49 @@ def _inside_triton_language(value) -> bool:
     return module.startswith(_MODULE_PREFIX)
 
 
+def _outside_triton(value) -> str | None:
+    """Why a kernel may not use an object of triton.language, or None: inline assembly and external libraries
+    leave Triton (and the interpreter cannot run them); target_info tells the GPU compile from the interpreter; the
+    plain Python functions of triton.language are the compiler's helpers, run as Python when a kernel calls them
+    (libdevice's stand-ins excepted: the compiler swaps them for the GPU's functions)."""
+    import triton.language as tl
+
+    if value is getattr(tl, "inline_asm_elementwise", None) or \
+            value is getattr(tl.core, "inline_asm_elementwise", None):
+        return "inline assembly is not graded"
+    if any(value is getattr(tl.core, name, None) for name in ("extern", "extern_elementwise", "dispatch")):
+        return "calls into an external library are not graded (tl.extra.libdevice's functions are)"
+    module = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+    if isinstance(module, str) and module.startswith("triton.language.semantic"):
+        return "Triton's compiler internals, not a kernel function"
+    if isinstance(module, str) and module.startswith("triton.language.target_info"):
+        return ("target_info answers is_cuda() with True when the grader compiles the kernel for the GPU and with "
+                "False in the interpreter: the kernel graded must be the one a GPU runs")
+    if inspect.isfunction(value) and not tl.core.is_builtin(value) and \
+            not (isinstance(module, str) and module.startswith("triton.language.extra")):
+        return "a helper of Triton's compiler, not a kernel function (tl.str_to_ty, for one, evaluates its argument)"
+    return None
+
+
 def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
                      elsewhere: dict) -> list[tuple[int, str]]:
     """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
     `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message."""
     problems = []
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-    local = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    allowed = names | params | local | KERNEL_BUILTINS | set(aliases)
+    stores = [n for root in fn.body for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    stored = {n.id for n in stores}
+    for node in stores:
+        if node.id in _TRITON_BUILTINS:
+            problems.append((node.lineno, f"a local named {node.id}: Triton reads the builtin {node.id} until the "
+                                          "local is assigned; name it otherwise"))
+    for name in sorted((params | stored) & set(aliases)):  # `tl = "{0.__class__}"` would make tl.format a str's
+        problems.append((fn.lineno, f"the name {name}: a parameter or local may not take the name of an import"))
+    module_level = names | KERNEL_BUILTINS | set(aliases)  # what an annotation, evaluated at import, may read
+    allowed = module_level | params | (stored - _TRITON_BUILTINS)
+    annotations = [a.annotation for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs + [fn.args.vararg,
+                   fn.args.kwarg] if a is not None and a.annotation is not None] + ([fn.returns] if fn.returns else [])
+    outside = {id(n) for root in annotations for n in ast.walk(root)}
     if fn.args.vararg or fn.args.kwarg:
         problems.append((fn.lineno, "*args or **kwargs in a kernel's parameters"))
     for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
@@ -359,12 +421,18 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                              "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
                              "try, with, global or class)"))
         elif isinstance(node, ast.Name):
-            if node.id.startswith("_"):
+            if node.id.startswith("_") and node.id != "_":  # `for _ in tl.range(...)`: a local like any other
                 problems.append((node.lineno, f"the name {node.id}: names starting with _ are not allowed"))
-            elif isinstance(node.ctx, ast.Load) and node.id not in allowed:
+            elif isinstance(node.ctx, ast.Load) and node.id not in (module_level if id(node) in outside
+                                                                      else allowed):
                 problems.append((node.lineno, f"the name {node.id}: " + elsewhere.get(
-                    node.id, "a kernel reads its parameters, its locals, tl, other @triton.jit functions and "
-                             "literal constants only")))
+                    node.id, "an annotation reads tl and module-level names only" if id(node) in outside else
+                    "a kernel reads its parameters, its locals, tl, other @triton.jit functions and literal "
+                    "constants only")))
+            elif isinstance(node.ctx, ast.Load) and node.id in aliases and node.id not in stored | params:
+                why = _outside_triton(_module_object(aliases[node.id]))
+                if why:
+                    problems.append((node.lineno, f"{node.id}: {why}"))
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_"):
                 problems.append((node.lineno, f".{node.attr}: attributes starting with _ are not allowed"))
@@ -375,9 +443,6 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                 problems += _attribute_problems(node, aliases, values)
         elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
-        elif isinstance(node, ast.Call):
-            if _resolve_alias(_dotted(node.func), aliases) == "triton.language.inline_asm_elementwise":
-                problems.append((node.lineno, "tl.inline_asm_elementwise: inline assembly is not graded"))
     return problems
 
 
@@ -390,7 +455,8 @@ def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -
         value = _module_object(resolved)
         if value is not None and not _inside_triton_language(value):
             return [(node.lineno, f"{dotted}: a kernel reaches triton.language only")]
-        return []  # an attribute triton.language lacks fails in the compiler, with a "did you mean"
+        why = _outside_triton(value) if value is not None else None
+        return [(node.lineno, f"{dotted}: {why}")] if why else []  # one triton.language lacks fails in the compiler
     base = node.value
     while isinstance(base, ast.Attribute):
         base = base.value
@@ -471,16 +537,26 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
         if constant.startswith("_"):
             problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with _ "
                                                                 "are not allowed"))
+    for shadow in sorted((set(parts.constants) | set(parts.jit)) & (set(aliases) | set(given_aliases))):
+        node = parts.constants.get(shadow) or parts.jit[shadow]
+        problems.append((node.lineno, f"{shadow}: a constant or a @triton.jit function may not take the name of an "
+                                      "import"))
     if problems:
         listed = "".join(f"\n  {name}:{line}: {what}" for line, what in sorted(set(problems))[:8])
         more = f"\n  ... and {len(set(problems)) - 8} more" if len(set(problems)) > 8 else ""
         raise Refused(f"not graded: {name} holds code a kernel may not run:{listed}{more}\n  A kernel is Triton "
                       "code: tl.* calls on its parameters and locals, other @triton.jit functions and literal "
                       "constants")
-    keep = set()
-    for node in [*parts.jit.values(), *parts.constants.values(), *{id(n): n for n in parts.imports.values()}.values()]:
+    keep, kept = set(), [*parts.jit.values(), *parts.constants.values(),
+                         *{id(n): n for n in parts.imports.values()}.values()]
+    for node in kept:
         first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         keep.update(range(first, node.end_lineno + 1))
+    for node in tree.body:  # `EPS = 1e-6; import os`: the line is kept whole, so it may hold nothing else
+        shared = sorted(set(range(node.lineno, node.end_lineno + 1)) & keep)
+        if shared and all(node is not k for k in kept):
+            raise Refused(f"{name}:{shared[0]}: this line holds a constant or a triton import and other code; "
+                          "put each statement on a line of its own")
     lines = [line if number in keep else "" for number, line in enumerate(parts.lines, 1)]
     return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True)
 

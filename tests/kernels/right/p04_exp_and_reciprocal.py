@@ -1,12 +1,11 @@
 """Puzzle 4 with tl.exp instead of exp2, and one reciprocal per row instead of a division per element."""
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def softmax_exp_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
+def softmax_three_loop_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)
     offsets = rows[:, None] * T
     big = tl.full([B0], float("-inf"), dtype=tl.float32)
@@ -27,9 +26,3 @@ def softmax_exp_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
         mask = (rows < N0)[:, None] & (cols < T)[None, :]
         x = tl.load(x_ptr + offsets + cols[None, :], mask=mask, other=0.0)
         tl.store(z_ptr + offsets + cols[None, :], tl.exp(x - shift) * inverse, mask=mask)
-
-
-def softmax_three_loop(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:
-    z = torch.empty_like(x)
-    softmax_exp_kernel[(triton.cdiv(x.shape[0], B0),)](x, z, x.shape[0], x.shape[1], B0=B0, B1=B1)
-    return z

@@ -4,13 +4,12 @@ Lanes that have only seen padding hold m = -inf; their rescale factor is forced 
 computed as exp(-inf - (-inf)) = exp(nan).
 """
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def lane_softmax_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
+def softmax_online_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)
     lane_max = tl.full([B0, B1], float("-inf"), dtype=tl.float32)
     lane_sum = tl.zeros([B0, B1], dtype=tl.float32)
@@ -30,9 +29,3 @@ def lane_softmax_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr)
         mask = (rows < N0)[:, None] & (cols < T)[None, :]
         x = tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=0.0)
         tl.store(z_ptr + rows[:, None] * T + cols[None, :], tl.exp(x - row_max[:, None]) / total[:, None], mask=mask)
-
-
-def softmax_online(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:
-    z = torch.empty_like(x)
-    lane_softmax_kernel[(triton.cdiv(x.shape[0], B0),)](x, z, x.shape[0], x.shape[1], B0=B0, B1=B1)
-    return z

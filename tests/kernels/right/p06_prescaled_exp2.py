@@ -1,12 +1,11 @@
 """Puzzle 6 with q multiplied by log2(e) once, so every weight is a bare exp2 of a score difference."""
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def prescaled_attention_kernel(q_ptr, k_ptr, v_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
+def flash_attention_kernel(q_ptr, k_ptr, v_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
     queries = tl.program_id(0) * B0 + tl.arange(0, B0)
     q2 = tl.load(q_ptr + queries, mask=queries < N0, other=0.0) * 1.4426950408889634
     top = tl.full([B0], float("-inf"), dtype=tl.float32)
@@ -24,9 +23,3 @@ def prescaled_attention_kernel(q_ptr, k_ptr, v_ptr, z_ptr, N0, T, B0: tl.constex
         mixed = mixed * shrink + tl.sum(p * v[None, :], axis=1)
         top = new_top
     tl.store(z_ptr + queries, mixed / total, mask=queries < N0)
-
-
-def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, B0: int = 64, B1: int = 256) -> torch.Tensor:
-    z = torch.empty_like(q)
-    prescaled_attention_kernel[(triton.cdiv(q.numel(), B0),)](q, k, v, z, q.numel(), k.numel(), B0=B0, B1=B1)
-    return z

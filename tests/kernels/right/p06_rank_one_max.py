@@ -2,15 +2,14 @@
 and q*min(k) when q < 0, so the block max costs two reductions over B1 keys instead of one over B0*B1.
 
 Correct, but not faster: 739 µs against the solution's 524 µs on an H200 at N0 = T = 16384
-(triton 3.6, 2026-11-29). The max reduction it saves is not where the time goes."""
+(8 warps; triton 3.6, 2026-11-29). The max reduction it saves is not where the time goes."""
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def rank_one_attention_kernel(q_ptr, k_ptr, v_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
+def flash_attention_kernel(q_ptr, k_ptr, v_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
     LOG2E: tl.constexpr = 1.4426950408889634
     queries = tl.program_id(0) * B0 + tl.arange(0, B0)
     q = tl.load(q_ptr + queries, mask=queries < N0, other=0.0) * LOG2E  # scores in log2 units
@@ -31,11 +30,3 @@ def rank_one_attention_kernel(q_ptr, k_ptr, v_ptr, z_ptr, N0, T, B0: tl.constexp
         mixed = mixed * shrink + tl.sum(p * v[None, :], axis=1)
         top = new_top
     tl.store(z_ptr + queries, mixed / total, mask=queries < N0)
-
-
-def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, B0: int = 64, B1: int = 256) -> torch.Tensor:
-    z = torch.empty_like(q)
-    num_warps = 8 if B0 * B1 >= 16384 else 4
-    rank_one_attention_kernel[(triton.cdiv(q.numel(), B0),)](q, k, v, z, q.numel(), k.numel(), B0=B0, B1=B1,
-                                                             num_warps=num_warps)
-    return z

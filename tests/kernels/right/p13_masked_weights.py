@@ -5,13 +5,12 @@ non-edges are then set to 0 whatever exp gave for them (even inf, in a row with 
 weights go to the second tl.dot cast to q's 16-bit type, and a row with no neighbour is 0 by a where.
 """
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def sparse_attention_masked_kernel(
+def sparse_attention_kernel(
     q_ptr,  # pointer to q: N x D float16 (or bfloat16)
     k_ptr,  # pointer to k: N x D, same dtype
     v_ptr,  # pointer to v: N x D, same dtype
@@ -47,14 +46,3 @@ def sparse_attention_masked_kernel(
         row_max = new_max
     out = tl.where((row_sum > 0)[:, None], acc / row_sum[:, None], 0.0)
     tl.store(o_ptr + rows[:, None] * D + feats[None, :], out, mask=(rows < N)[:, None])
-
-
-def sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window_ptr: torch.Tensor,
-                     tcb_col: torch.Tensor, tcb_mask: torch.Tensor, window_order: torch.Tensor) -> torch.Tensor:
-    """One program per 16-row window, in window_order."""
-    n, d = q.shape
-    o = torch.empty((n, d), dtype=torch.float32, device=q.device)
-    if window_order.numel():
-        sparse_attention_masked_kernel[(window_order.numel(),)](q, k, v, window_ptr, tcb_col, tcb_mask,
-                                                                window_order, o, n, d ** -0.5, D=d)
-    return o

@@ -1,12 +1,11 @@
 """Puzzle 3 with a loop whose counter never advances: the grader must stop it and say so."""
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def stuck_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
+def row_sum_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)
     acc = tl.zeros([B0], dtype=tl.float32)
     start = 0
@@ -15,9 +14,3 @@ def stuck_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
         mask = (rows[:, None] < N0) & (cols[None, :] < T)
         acc += tl.sum(tl.load(x_ptr + rows[:, None] * T + cols[None, :], mask=mask, other=0.0), axis=1)
     tl.store(z_ptr + rows, acc, mask=rows < N0)
-
-
-def row_sum(x: torch.Tensor, B0: int = 1, B1: int = 1024) -> torch.Tensor:
-    z = torch.empty(x.shape[0], dtype=x.dtype, device=x.device)
-    stuck_kernel[(triton.cdiv(x.shape[0], B0),)](x, z, x.shape[0], x.shape[1], B0=B0, B1=B1)
-    return z

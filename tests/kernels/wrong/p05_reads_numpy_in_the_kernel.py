@@ -7,7 +7,7 @@ import triton.language as tl
 
 
 @triton.jit
-def k(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
+def softmax_online_kernel(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
     unused = np  # noqa: F841  (a global no GPU kernel can use)
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)
     kept = []
@@ -32,5 +32,5 @@ def k(x_ptr, z_ptr, N0, T, B0: tl.constexpr, B1: tl.constexpr):
 def softmax_online(x, B0=1, B1=4096):
     n0, t = x.shape
     z = torch.empty_like(x)
-    k[(triton.cdiv(n0, B0),)](x, z, n0, t, B0=B0, B1=B1)
+    softmax_online_kernel[(triton.cdiv(n0, B0),)](x, z, n0, t, B0=B0, B1=B1)
     return z

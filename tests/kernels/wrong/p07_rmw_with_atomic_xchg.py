@@ -1,6 +1,6 @@
-"""Puzzle 7 as a non-atomic read-modify-write: tl.load, an add, then tl.atomic_xchg of the sum's bits. On a GPU,
-two programs whose edges share a destination both read the old sum and one update is lost."""
-import torch
+"""Puzzle 7 as a non-atomic read-modify-write: tl.load, an add, then tl.atomic_xchg of the sum's bits, one edge
+at a time. On a GPU, two programs whose edges share a destination both read the old sum and one update is lost."""
+
 import triton
 import triton.language as tl
 
@@ -8,20 +8,25 @@ EPS: tl.constexpr = tl.constexpr(1e-6)
 
 
 @triton.jit
-def scatter_kernel(v_ptr, s_ptr, dst_ptr, out_ptr, den_ptr, E, H, D, H_PAD: tl.constexpr, D_PAD: tl.constexpr):
-    e = tl.program_id(0)  # one edge per program
+def scatter_kernel(v_scaled_ptr, score_ptr, dst_ptr, out_ptr, den_ptr, E, H, D, BLOCK_E: tl.constexpr,
+                   H_PAD: tl.constexpr, D_PAD: tl.constexpr):
     heads = tl.arange(0, H_PAD)
     feats = tl.arange(0, D_PAD)
     hm = heads < H
     tm = hm[:, None] & (feats < D)[None, :]
-    d = tl.load(dst_ptr + e)
     tile = heads[:, None] * D + feats[None, :]
-    old = tl.load(out_ptr + d * H * D + tile, mask=tm)
-    new = old + tl.load(v_ptr + e * H * D + tile, mask=tm)
-    tl.atomic_xchg((out_ptr + d * H * D + tile).to(tl.pointer_type(tl.int32)), new.to(tl.int32, bitcast=True), mask=tm)
-    oldd = tl.load(den_ptr + d * H + heads, mask=hm)
-    newd = oldd + tl.load(s_ptr + e * H + heads, mask=hm)
-    tl.atomic_xchg((den_ptr + d * H + heads).to(tl.pointer_type(tl.int32)), newd.to(tl.int32, bitcast=True), mask=hm)
+    for i in tl.static_range(BLOCK_E):
+        e = tl.program_id(0) * BLOCK_E + i
+        if e < E:
+            d = tl.load(dst_ptr + e)
+            old = tl.load(out_ptr + d * H * D + tile, mask=tm)
+            new = old + tl.load(v_scaled_ptr + e * H * D + tile, mask=tm)
+            tl.atomic_xchg((out_ptr + d * H * D + tile).to(tl.pointer_type(tl.int32)), new.to(tl.int32, bitcast=True),
+                           mask=tm)
+            oldd = tl.load(den_ptr + d * H + heads, mask=hm)
+            newd = oldd + tl.load(score_ptr + e * H + heads, mask=hm)
+            tl.atomic_xchg((den_ptr + d * H + heads).to(tl.pointer_type(tl.int32)), newd.to(tl.int32, bitcast=True),
+                           mask=hm)
 
 
 @triton.jit
@@ -35,14 +40,3 @@ def normalize_kernel(out_ptr, den_ptr, N, H, D, BLOCK_N: tl.constexpr, H_PAD: tl
     den = tl.load(den_ptr + nodes[:, None] * H + heads[None, :], mask=head_mask, other=0.0)
     num = tl.load(out_ptr + tile, mask=tile_mask, other=0.0)
     tl.store(out_ptr + tile, num / (den[:, :, None] + EPS), mask=tile_mask)
-
-
-def scatter_add(v_scaled, score, dst, num_nodes, BLOCK_E=32):
-    num_edges, heads, feats = v_scaled.shape
-    num = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)
-    den = torch.zeros((num_nodes, heads), dtype=score.dtype, device=score.device)
-    pads = dict(H_PAD=triton.next_power_of_2(heads), D_PAD=triton.next_power_of_2(feats))
-    if num_edges:
-        scatter_kernel[(num_edges,)](v_scaled, score, dst, num, den, num_edges, heads, feats, **pads)
-    normalize_kernel[(triton.cdiv(num_nodes, 16),)](num, den, num_nodes, heads, feats, BLOCK_N=16, **pads)
-    return num

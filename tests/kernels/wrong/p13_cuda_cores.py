@@ -4,14 +4,13 @@ The values are right, but neither product runs on tensor cores, so the Dots budg
 TCB) must reject it.
 """
 
-import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def sparse_attention_broadcast_kernel(q_ptr, k_ptr, v_ptr, window_ptr_ptr, tcb_col_ptr, tcb_mask_ptr,
-                                      window_order_ptr, o_ptr, N, scale, D: tl.constexpr):
+def sparse_attention_kernel(q_ptr, k_ptr, v_ptr, window_ptr_ptr, tcb_col_ptr, tcb_mask_ptr, window_order_ptr, o_ptr,
+                            N, scale, D: tl.constexpr):
     window = tl.load(window_order_ptr + tl.program_id(0))
     rows = window * 16 + tl.arange(0, 16)
     slots = tl.arange(0, 16)
@@ -36,13 +35,3 @@ def sparse_attention_broadcast_kernel(q_ptr, k_ptr, v_ptr, window_ptr_ptr, tcb_c
         row_max = new_max
     out = acc / tl.where(row_sum > 0, row_sum, 1.0)[:, None]
     tl.store(o_ptr + rows[:, None] * D + feats[None, :], out, mask=(rows < N)[:, None])
-
-
-def sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window_ptr: torch.Tensor,
-                     tcb_col: torch.Tensor, tcb_mask: torch.Tensor, window_order: torch.Tensor) -> torch.Tensor:
-    n, d = q.shape
-    o = torch.empty((n, d), dtype=torch.float32, device=q.device)
-    if window_order.numel():
-        sparse_attention_broadcast_kernel[(window_order.numel(),)](q, k, v, window_ptr, tcb_col, tcb_mask,
-                                                                   window_order, o, n, d ** -0.5, D=d)
-    return o
