@@ -39,7 +39,7 @@ fi
 compile_flag=""
 [ "${NO_COMPILE:-0}" = 1 ] && compile_flag="--no-compile"
 # shellcheck disable=SC2086
-python3 -m grader bench ${BENCH:-1 2 3 4 5 6} $compile_flag --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
+python3 -m grader bench ${BENCH:-1 2 3 4 5 6 14 15 16} $compile_flag --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
   --plot "$OUT/bench.png" > "$OUT/bench.log" 2>&1
 echo "bench: exit $?" >> "$summary"
 cat "$summary"

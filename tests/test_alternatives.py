@@ -26,8 +26,10 @@ def test_alternative_strategy_passes(name):
 
 # Block sizes none of the cases use, for every launcher argument that sets one. Graph launchers take BLOCK_E and,
 # from puzzle 8 on, NODES_PER_PROGRAM: 3 nodes per program, where N is rarely a multiple of 3.
-OTHER_BLOCKS = ({"B0": 1, "B1": 16, "BM": 16, "BN": 32, "BK": 32, "BQ": 16, "BLOCK_E": 4, "NODES_PER_PROGRAM": 3},
-                {"B0": 16, "B1": 128, "BM": 64, "BN": 16, "BK": 16, "BQ": 32, "BLOCK_E": 64, "NODES_PER_PROGRAM": 1})
+OTHER_BLOCKS = ({"B0": 1, "B1": 16, "BM": 16, "BN": 32, "BK": 32, "BQ": 16, "BLOCK_E": 4, "NODES_PER_PROGRAM": 3,
+                 "BLOCK_V": 512},
+                {"B0": 16, "B1": 128, "BM": 64, "BN": 16, "BK": 16, "BQ": 32, "BLOCK_E": 64, "NODES_PER_PROGRAM": 1,
+                 "BLOCK_V": 2048})
 WITH_BLOCK_SIZES = [p for p in registry.PUZZLES if any(c.blocks for c in p.cases)]  # not 13: a TCB is 16 x 16
 
 

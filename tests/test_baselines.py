@@ -232,6 +232,11 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
     assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
 
 
+# Puzzles written since the last GPU run: their rows come with the next one (scripts/gpu_check.sh), and then this
+# set empties (the test below fails once they are recorded, to say so).
+NOT_YET_RECORDED = {14, 15, 16}
+
+
 # The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. Until that run
 # replaces the file of 2026-11-30, which timed each solution at its fastest block setting and lacks puzzle 11's
 # ragged sizes 5000 x 3000 x 4000 and 4097 x 4000 x 1000, these two fail, as expected; remove this mark with it.
@@ -261,10 +266,14 @@ def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     for puzzle in registry.PUZZLES:
         ours = [r for r in recorded["rows"] if r["puzzle"] == puzzle.number and r["impl"] == bench.OURS]
         sizes = bench_settings.BENCHES[puzzle.slug].sizes
+        if puzzle.number in NOT_YET_RECORDED:
+            assert not ours, f"puzzle {puzzle.number} is recorded now: take it out of NOT_YET_RECORDED"
+            continue
         assert len(ours) == len(sizes), puzzle.number
         assert all(r["correct"] and r["us"] for r in ours), puzzle.number
-    table = bench.recorded_peers([p.number for p in registry.PUZZLES])
-    rows = sum(len(b.sizes) for b in bench_settings.BENCHES.values())
+    recorded_puzzles = [p for p in registry.PUZZLES if p.number not in NOT_YET_RECORDED]
+    table = bench.recorded_peers([p.number for p in recorded_puzzles])
+    rows = sum(len(bench_settings.BENCHES[p.slug].sizes) for p in recorded_puzzles)
     assert "WRONG" not in table and table.count("\n| ") == 1 + rows  # the header and one line per size
 
 
@@ -434,6 +443,39 @@ def test_bench_size_of_puzzle_11_reports_tflops(cpu_bench):
     flops = 2 * 40 * 24 * 32
     assert rows[0]["tflops"] == pytest.approx(flops / 1e-6 / 1e12) and rows[0]["correct"] and rows[2]["correct"]
     assert rows[0]["floor_us"] == max(rows[0]["flop_floor_us"], rows[0]["compulsory_us"]) == flops / 1e12 * 1e6
+
+
+def _backward_sizes():
+    from grader.course.chapters import backward
+
+    small_molecules = Case("two molecules", dict(H=3, D=8), graph=lambda g: graphs.molecules(2, g, nodes=12))
+    return [pytest.param(14, Case("bench", dict(N0=3, T=300)), dict(B0=1, B1=128), marks=pytest.mark.puzzle14,
+                         id="14"),
+            pytest.param(15, backward.CROSS_ENTROPY_BACKWARD_CASES[0], dict(BLOCK_V=128), marks=pytest.mark.puzzle15,
+                         id="15"),
+            pytest.param(16, small_molecules, dict(BLOCK_E=8), marks=pytest.mark.puzzle16, id="16")]
+
+
+@pytest.mark.parametrize("number, size, blocks", _backward_sizes())
+def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size, blocks):
+    """A backward's peers are autograd's backward passes, eager and compiled (here the identity), each given its
+    forward's graph once; the spec, which runs the forward too, is not timed. Every result matches the spec."""
+    puzzle = registry.find(number)
+    settings = dataclasses.replace(bench_settings.BENCHES[puzzle.slug], blocks=(blocks,))
+    rows = cpu_bench.bench_size(puzzle, loader.load_launcher(puzzle, "solutions"), size, 4e12, 2e12,
+                                use_compile=True, settings=settings)
+    variants = [f"triton ({name})" for name in settings.variants]
+    assert [r["impl"] for r in rows] == ["triton (ours)", *variants, *settings.baselines]
+    assert [r["impl"] for r in rows][len(variants) + 1].startswith("eager"), "vs eager needs an eager row"
+    assert all(r["correct"] for r in rows), [r["impl"] for r in rows if not r["correct"]]
+
+
+def test_the_class_ids_the_cross_entropy_bench_draws_are_targets_or_ignored():
+    gen = torch.Generator().manual_seed(0)
+    target = bench_settings._class_ids((10_000,), dict(N0=10_000, V=300), gen)
+    ignored = target == specs.IGNORE_INDEX
+    assert target.dtype == torch.int64 and 0.03 < float(ignored.double().mean()) < 0.07
+    assert int(target[~ignored].min()) == 0 and int(target[~ignored].max()) == 299
 
 
 def test_a_baseline_that_raises_is_reported_not_fatal(cpu_bench):

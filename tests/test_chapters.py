@@ -7,10 +7,10 @@ Run: `python -m pytest tests/test_chapters.py -q`.
 import pytest
 
 from grader.course import registry
-from grader.course.chapters import softmax, sparse_graphs, tensor_cores, warmup
+from grader.course.chapters import backward, softmax, sparse_graphs, tensor_cores, warmup
 from grader.course.puzzle import Hint
 
-CHAPTERS = (warmup, softmax, sparse_graphs, tensor_cores)
+CHAPTERS = (warmup, softmax, sparse_graphs, tensor_cores, backward)
 
 
 def test_the_index_is_the_chapters_in_order():

@@ -4,14 +4,20 @@ import pytest
 import torch
 from helpers import by_puzzle
 
-from grader.course import registry
+from grader.course import mistakes, registry
 from grader.course.cases import make_inputs, reference
 from grader.judge import checker
 
+# Backward specs recompute their forward before autograd; where that recomputation rounds worse than a kernel ever
+# does (14 takes the log of y and exponentiates it again), an honest float32 result is the closed form the puzzle's
+# docstring derives, which the hints compare with (grader/course/mistakes.py), in float32.
+FLOAT32_CLOSED_FORMS = {"softmax_backward": lambda i: mistakes.softmax_backward(i["y"], i["dy"]),
+                        "cross_entropy_backward": mistakes.cross_entropy_backward}
+
 
 def _float32_spec(puzzle, inputs):
-    """What an honest float32 implementation computes: the spec itself, run in float32."""
-    out = puzzle.spec(**inputs)
+    """What an honest float32 implementation computes: the spec itself, run in float32 (or its closed form)."""
+    out = FLOAT32_CLOSED_FORMS.get(puzzle.slug, lambda i: puzzle.spec(**i))(inputs)
     return [o.to(torch.float64) for o in (out if isinstance(out, tuple) else (out,))]
 
 

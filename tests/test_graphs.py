@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from grader.course import graphs, specs
-from grader.course.chapters import sparse_graphs, tensor_cores
+from grader.course.chapters import backward, sparse_graphs, tensor_cores
 
 
 def _gen(seed: int = 0) -> torch.Generator:
@@ -55,7 +55,8 @@ FAMILIES = [
     pytest.param(lambda g: graphs.empty(0), id="empty-no-nodes"),
 ]
 # ... and the graphs the chapter-3 puzzles are actually graded on.
-GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in sparse_graphs.GRAPHS]
+GRADED = [pytest.param(build, id=f"registry:{name}") for name, build, _ in sparse_graphs.GRAPHS] + [
+    pytest.param(case.graph, id=f"registry:16:{case.name}") for case in backward.GRAPH_ATTENTION_BACKWARD_CASES]
 
 
 # -- the formats and the converters -------------------------------------------------------------------
@@ -109,6 +110,42 @@ def test_coo_to_csr_and_back_keeps_the_multiset_of_edges(build):
 
 
 @pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_by_source_groups_edges_by_source_in_increasing_edge_id(build):
+    graph = build(_gen())
+    out_ptr, out_dst, out_edge_id = graph.by_source
+    src, dst, num_edges = graph.src.tolist(), graph.dst.tolist(), graph.num_edges
+    _assert_pointer(out_ptr, graph.num_nodes, num_edges)
+    assert out_dst.dtype == out_edge_id.dtype == torch.int32
+    assert out_dst.shape == out_edge_id.shape == (num_edges,)
+    pointer, slots = out_ptr.tolist(), out_edge_id.tolist()
+    for node in range(graph.num_nodes):
+        expected = [j for j in range(num_edges) if src[j] == node]  # its outgoing edges, in edge-id order
+        assert slots[pointer[node]:pointer[node + 1]] == expected, f"node {node}'s outgoing slots"
+    for slot, edge in enumerate(slots):
+        assert int(out_dst[slot]) == dst[edge], f"out_dst[{slot}] is not the destination of edge {edge}"
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_by_source_and_back_keeps_every_edge_id(build):
+    graph = build(_gen())
+    back = graphs.from_by_source(*graph.by_source)
+    assert back.num_nodes == graph.num_nodes
+    assert torch.equal(back.src, graph.src) and torch.equal(back.dst, graph.dst)
+    assert all(torch.equal(mine, theirs) for mine, theirs in zip(back.by_source, graph.by_source))
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
+def test_each_edge_id_has_one_slot_in_the_csc_and_one_in_the_csr_by_source(build):
+    """The two views of one edge agree: its CSC slot (under its destination) and its slot under its source."""
+    graph = build(_gen())
+    col_ptr, row_idx, edge_id = (t.tolist() for t in graph.csc)
+    out_ptr, out_dst, out_edge_id = (t.tolist() for t in graph.by_source)
+    by_dst = {edge: (row_idx[slot], node) for slot, (node, edge) in enumerate(zip(slot_nodes(col_ptr), edge_id))}
+    by_src = {edge: (node, out_dst[slot]) for slot, (node, edge) in enumerate(zip(slot_nodes(out_ptr), out_edge_id))}
+    assert by_dst == by_src and sorted(by_dst) == list(range(graph.num_edges))
+
+
+@pytest.mark.parametrize("build", FAMILIES + GRADED)
 def test_from_coo_accepts_a_generated_graph_unchanged(build):
     graph = build(_gen())
     again = graphs.from_coo(graph.src.long(), graph.dst.long(), graph.num_nodes)  # int64 in, int32 out
@@ -121,7 +158,7 @@ def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
     graph = build(_gen())
     arrays = graphs.graph_arrays(graph)
     assert set(arrays) == {"src", "dst", "num_nodes", "col_ptr", "row_idx", "edge_id", "row_ptr", "col_idx",
-                           "window_ptr", "tcb_col", "tcb_mask", "window_order"}
+                           "window_ptr", "tcb_col", "tcb_mask", "window_order", "out_ptr", "out_dst", "out_edge_id"}
     assert arrays["num_nodes"] == graph.num_nodes
     assert torch.equal(arrays["src"], graph.src) and torch.equal(arrays["dst"], graph.dst)
     col_ptr, row_idx, edge_id = graph.csc
@@ -132,6 +169,8 @@ def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
     assert arrays["row_ptr"].dtype == arrays["col_idx"].dtype == torch.int32
     # Puzzle 13's BSB is built from that same CSR: row i attends to the sources of its incoming edges.
     for got, expected in zip((arrays[name] for name in graphs.BSB._fields), graphs.to_bsb(col_ptr, row_idx)):
+        assert torch.equal(got, expected)
+    for got, expected in zip((arrays[name] for name in graphs.BySource._fields), graph.by_source):
         assert torch.equal(got, expected)
 
 
@@ -160,6 +199,10 @@ def test_a_hand_written_graph_has_the_formats_worked_out_by_hand():
     assert arrays["col_idx"].tolist() == [3, 2, 0, 0, 2, 1]
     reversed_graph = graph.reversed()
     assert reversed_graph.src.tolist() == list(TINY_DST) and reversed_graph.dst.tolist() == list(TINY_SRC)
+    out_ptr, out_dst, out_edge_id = graph.by_source
+    assert out_ptr.tolist() == [0, 2, 3, 5, 6, 6]  # the outgoing row_ptr above
+    assert out_edge_id.tolist() == [1, 4, 3, 0, 5, 2]  # node 0 sends edges 1 and 4, node 2 edges 0 and 5
+    assert out_dst.tolist() == [1, 1, 3, 1, 2, 0]  # the CSR's col_idx: the same slots
 
 
 def test_from_csc_without_edge_id_numbers_edges_in_slot_order():
@@ -178,6 +221,12 @@ def test_check_csc_and_check_csr_accept_valid_arrays():
     graph = _tiny()
     assert graphs.check_csc(*graph.csc) is None
     assert graphs.check_csr(*graph.csr) is None
+    assert graphs.check_by_source(*graph.by_source) is None
+
+
+def test_from_by_source_puts_each_edge_back_at_its_id():
+    graph = graphs.from_by_source(_int32(0, 2, 3, 5, 6, 6), _int32(1, 1, 3, 1, 2, 0), _int32(1, 4, 3, 0, 5, 2))
+    assert graph.src.tolist() == list(TINY_SRC) and graph.dst.tolist() == list(TINY_DST)
 
 
 # -- validation: a GraphError naming the array and the problem, never a wrong graph ------------------------
@@ -225,6 +274,24 @@ BAD = [
     ("float num_nodes", lambda: graphs.from_coo(I(0), I(0), 2.0), ["num_nodes", "int", "2.0"]),
     ("check_csc on a bad pointer", lambda: graphs.check_csc(I(0, 2, 1), I(0, 0), I(0, 1)), ["not monotone"]),
     ("check_csr on a bad index", lambda: graphs.check_csr(I(0, 1), I(1)), ["col_idx", "out of range"]),
+    ("out_ptr decreases", lambda: graphs.from_by_source(I(0, 2, 1, 3), I(0, 1, 2), I(0, 1, 2)),
+     ["out_ptr", "not monotone"]),
+    ("out_ptr starts at 1", lambda: graphs.from_by_source(I(1, 2), I(0), I(0)), ["out_ptr", "start at 0"]),
+    ("out_ptr ends past out_dst", lambda: graphs.from_by_source(I(0, 1, 3), I(0, 1), I(0, 1)),
+     ["out_ptr ends at 3", "out_dst has 2 entries"]),
+    ("out_dst too large", lambda: graphs.from_by_source(I(0, 1, 2), I(0, 2), I(0, 1)),
+     ["out_dst", "out of range", "0..1"]),
+    ("out_dst negative", lambda: graphs.from_by_source(I(0, 1, 2), I(-1, 0), I(0, 1)), ["out_dst", "negative"]),
+    ("out_edge_id too short", lambda: graphs.from_by_source(I(0, 1, 2), I(0, 1), I(0)),
+     ["out_edge_id", "expected 2"]),
+    ("out_edge_id out of range", lambda: graphs.from_by_source(I(0, 1, 2), I(0, 1), I(0, 2)),
+     ["out_edge_id", "out of range"]),
+    ("out_edge_id repeats an id", lambda: graphs.from_by_source(I(0, 1, 2), I(0, 1), I(1, 1)),
+     ["out_edge_id", "not a permutation"]),
+    ("float out_edge_id", lambda: graphs.from_by_source(I(0, 1), I(0), torch.tensor([0.0])),
+     ["out_edge_id", "dtype"]),
+    ("check_by_source on a bad pointer", lambda: graphs.check_by_source(I(0, 2, 1), I(0, 0), I(0, 1)),
+     ["not monotone"]),
 ]
 
 

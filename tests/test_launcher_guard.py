@@ -47,6 +47,9 @@ TORCH_COMPUTE = [
     Cheat("p06_host_key_max.py", "`aten.max`"),
     Cheat("p08_host_dst.py", "`aten.sub`"),  # col_ptr.diff(), on the way to repeat_interleave
     Cheat("p08_host_dst_searchsorted.py", "`aten.searchsorted`"),
+    Cheat("p14_host_delta.py", "`aten.mul`"),
+    Cheat("p15_host_softmax.py", "`aten.sub`"),  # x - lse[:, None]: the launcher may count rows (ne, sum), no more
+    Cheat("p16_host_delta.py", "`aten.mul`"),
 ]
 WIDE_BLOCKS = [
     Cheat("p05_one_block_global.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
@@ -56,6 +59,8 @@ WIDE_BLOCKS = [
                                       "BLOCK_T=256"),
     Cheat("p06_one_block_of_keys.py", "this case asks for B1=32; your launch of all_keys_attention_kernel used "
                                       "B1=256"),
+    Cheat("p14_one_block_per_row.py", "this case asks for B1=32; your launch of whole_row_softmax_backward_kernel "
+                                      "used B1=256"),
 ]
 
 

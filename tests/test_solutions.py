@@ -4,10 +4,13 @@ import ast
 import inspect
 import re
 import shutil
+import sys
 import textwrap
 
 import pytest
+import torch
 from helpers import (
+    BEYOND_ALWAYS,
     ROOT,
     beyond_text,
     by_puzzle,
@@ -20,8 +23,10 @@ from helpers import (
 )
 
 from grader.course import registry
-from grader.course.cases import make_inputs
+from grader.course.cases import make_inputs, reference
 from grader.course.stubs import lesson_form, make_stub
+from grader.judge import checker
+from grader.worker import loader
 
 pytestmark = requires_interpreter
 
@@ -47,8 +52,9 @@ _GOES_BEYOND = [p for p in registry.PUZZLES if "# >>> beyond the lesson:" in sol
 
 
 def test_some_solution_goes_beyond_its_lesson():
-    # the persistent matmul; whole key blocks without a mask; two TCBs per step
-    assert [p.number for p in _GOES_BEYOND] == [11, 12, 13]
+    # the persistent matmul; whole key blocks without a mask; two TCBs per step (issue 11); dk and dv by atomics, to
+    # compare (issue 19)
+    assert [p.number for p in _GOES_BEYOND] == [11, 12, 13, 16]
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
@@ -60,12 +66,37 @@ def test_the_lesson_form_of_a_solution_passes_too(puzzle, tmp_path):
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
 
 
-@pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
+@pytest.mark.parametrize("puzzle", by_puzzle([p for p in _GOES_BEYOND if p.number in BEYOND_ALWAYS]))
 def test_a_solutions_beyond_the_lesson_path_passes_every_case(puzzle, tmp_path):
     """The launcher takes that path on some cases only (and on some seeds); taken always, it must pass them all. The
     path is the solution's own launcher's, so it is graded with it (kernel-only grading runs the stub's)."""
     result = grade_text(puzzle, beyond_text(puzzle), tmp_path, first_failure=False, own_launcher=True)
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
+
+
+@pytest.mark.puzzle16
+def test_puzzle_16s_atomics_variant_is_right_and_only_its_atomics_are_refused(tmp_path):
+    """The "beyond the lesson" launcher that scatters dk and dv with atomics (for the benchmark) gets every gradient
+    of every case right, and grading refuses it for its atomics (and, in the interpreter, for the zeros of a node
+    with no outgoing edge, which torch.zeros wrote, not a kernel)."""
+    puzzle = registry.find(16)
+    module = sys.modules[loader.load_launcher(puzzle, "solutions").__module__]
+    atomics = module.graph_attention_backward_atomics
+    for case in puzzle.cases:
+        inputs, _ = make_inputs(puzzle.spec, case, 0)
+        inputs64 = {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                    for k, v in inputs.items()}
+        outputs = atomics(**inputs, **case.blocks)
+        for name, out, expected, tolerance in zip(puzzle.outputs, outputs, reference(puzzle.spec, inputs),
+                                                  puzzle.tolerances):
+            allowed = tolerance.allowed(inputs64, expected)
+            assert checker.compare(name, out, expected, allowed) is None, (case.name, name)
+    text = solution_text(puzzle) + "\n\ngraph_attention_backward = graph_attention_backward_atomics\n"
+    cases = grade_text(puzzle, text, tmp_path, first_failure=False).cases
+    assert {c.reason for c in cases if c.name != "empty graph"} <= {"budget", "never_written"}
+    assert all("atomics on dk" in c.message for c in cases if c.reason == "budget") and \
+        any(c.reason == "budget" for c in cases)
+    assert all("of dk never written" in c.message for c in cases if c.reason == "never_written")
 
 
 _MARKED = """def launch(x):
@@ -173,6 +204,25 @@ EXPECTED_READS = {
                          "window_ptr": lambda i, s: _two_ends_per_node(i["window_ptr"]),
                          "k": lambda i, s: _tcb_rows(i) / i["k"].shape[0],
                          "v": lambda i, s: _tcb_rows(i) / i["v"].shape[0]},
+    # one pass for Δ, one for dx
+    "softmax_backward": {"y": 2.0, "dy": 2.0},
+    # one program per row and block of BLOCK_V columns, each loading its row's target and lse, dloss and the count
+    "cross_entropy_backward": {"x": 1.0, "target": lambda i, s: _cdiv(s["V"], s["BLOCK_V"]),
+                               "lse": lambda i, s: _cdiv(s["V"], s["BLOCK_V"]),
+                               "dloss": lambda i, s: s["N0"] * _cdiv(s["V"], s["BLOCK_V"]),
+                               "counted": lambda i, s: s["N0"] * _cdiv(s["V"], s["BLOCK_V"])},
+    # the incoming pass reads each node's q, dh, h and den and gathers k and v through the CSC; the outgoing pass
+    # reads each node's own k and gathers q and dh through the CSR by source; e and de_out once in each pass, and
+    # the two per-edge tensors the first pass wrote (p, dlogit) once
+    "graph_attention_backward": {
+        "q": lambda i, s: 1 + _gathered(i["out_ptr"], i["out_dst"], s["BLOCK_E"], i["q"].shape[0]),
+        "dh": lambda i, s: 1 + _gathered(i["out_ptr"], i["out_dst"], s["BLOCK_E"], i["dh"].shape[0]),
+        "k": lambda i, s: 1 + _gathered(i["col_ptr"], i["row_idx"], s["BLOCK_E"], i["k"].shape[0]),
+        "v": lambda i, s: _gathered(i["col_ptr"], i["row_idx"], s["BLOCK_E"], i["v"].shape[0]),
+        "e": 2.0, "de_out": 2.0, "h": 1.0, "den": 1.0, "p": 1.0, "dlogit": 1.0,
+        "row_idx": 1.0, "edge_id": 1.0, "out_dst": 1.0, "out_edge_id": 1.0,
+        "col_ptr": lambda i, s: _two_ends_per_node(i["col_ptr"]),
+        "out_ptr": lambda i, s: _two_ends_per_node(i["out_ptr"])},
 }
 
 

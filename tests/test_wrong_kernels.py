@@ -213,6 +213,84 @@ MUTATIONS = [
              "out = acc / total[:, None]", "mismatch", "or a 0/0?"),
     Mutation(13, "no finite stand-in for a max of -inf", 'base = tl.where(new_max == float("-inf"), 0.0, new_max)',
              "base = new_max", "mismatch", "all of them NaN or inf"),
+    # puzzle 14
+    Mutation(14, "Δ left out", "y * (dy - delta[:, None])", "y * dy", "mismatch", "Δ is missing"),
+    Mutation(14, "Δ not multiplied by y", "y * (dy - delta[:, None])", "y * dy - delta[:, None]", "mismatch",
+             "Δ must be multiplied by y too"),
+    Mutation(14, "Δ of dy alone", "delta += tl.sum(y * dy, axis=1)", "delta += tl.sum(dy, axis=1)", "mismatch",
+             "Δ is the sum of dy alone"),
+    Mutation(14, "Δ from the first block", "for start in tl.range(0, T, B1):", "for start in tl.range(0, B1, B1):",
+             "mismatch", "Δ covers only the first block"),
+    Mutation(14, "one loop: each block's dx from the Δ so far", "delta += tl.sum(y * dy, axis=1)\n",
+             "delta += tl.sum(y * dy, axis=1)\n"
+             "        tl.store(dx_ptr + offsets, y * (dy - delta[:, None]), mask=mask)\n", "mismatch",
+             "Δ needs the whole row",
+             also=(('tl.store(dx_ptr + offsets, y * (dy - delta[:, None]), mask=mask, eviction_policy="evict_first")',
+                    "pass"),)),
+    Mutation(14, "sign flipped", "y * (dy - delta[:, None])", "y * (delta[:, None] - dy)", "mismatch",
+             "dx has the wrong sign"),
+    Mutation(14, "masked load without other=", 'y = tl.load(y_ptr + offsets, mask=mask, other=0.0, '
+             'eviction_policy="evict_last")', 'y = tl.load(y_ptr + offsets, mask=mask, eviction_policy="evict_last")',
+             "mismatch", "a masked load without other="),
+    Mutation(14, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
+             "out_of_bounds", "out-of-bounds load on y", count=-1),
+    # puzzle 15
+    Mutation(15, "mean over every row", "tl.maximum(counted, 1).to(tl.float32)", "tl.num_programs(0).to(tl.float32)",
+             "mismatch", "not by N0"),
+    Mutation(15, "no mean", "tl.load(dloss_ptr) / tl.maximum(counted, 1).to(tl.float32)", "tl.load(dloss_ptr)",
+             "mismatch", "the loss is a mean"),
+    Mutation(15, "dloss left out", "factor = tl.load(dloss_ptr) /", "factor = 1.0 /", "mismatch", "dloss is left out"),
+    Mutation(15, "target's 1 not subtracted", "dx = factor * (p - tl.where(cols == target, 1.0, 0.0))",
+             "dx = factor * p", "mismatch", "the target's 1 is not subtracted"),
+    Mutation(15, "ignored rows not zeroed", "    factor = tl.where(target == IGNORE_INDEX, 0.0, factor)\n", "",
+             "mismatch", "its dx is 0"),
+    Mutation(15, "0 / 0 when no row counts", "tl.maximum(counted, 1).to(tl.float32)", "counted.to(tl.float32)",
+             "mismatch", "divide by max(n, 1)",
+             also=(("factor = tl.where(target == IGNORE_INDEX, 0.0, factor)",
+                    "factor = factor * (target != IGNORE_INDEX).to(tl.float32)"),)),
+    Mutation(15, "exp(x) / exp(lse)", "p = tl.exp(x - lse)", "p = tl.exp(x) / tl.exp(lse)", "mismatch",
+             "an exp that overflows"),
+    Mutation(15, "missing column mask", "x = tl.load(x_ptr + offsets, mask=col_ok, other=0.0)",
+             "x = tl.load(x_ptr + offsets)", "out_of_bounds", "out-of-bounds load on x"),
+    # puzzle 16
+    Mutation(16, "the clips stop the gradient at exactly +-5", "<= 5.0", "< 5.0", "mismatch",
+             "torch's clamp counts the bounds as inside its range", count=-1),
+    Mutation(16, "the logit clip's gradient ignored",
+             "dlogit = tl.where(tl.abs(logit) <= 5.0, p * (tl.sum(dh[None, :, :] * v, axis=2) - delta[None, :]), 0.0)",
+             "dlogit = p * (tl.sum(dh[None, :, :] * v, axis=2) - delta[None, :])", "mismatch",
+             "where the logit clip held the logit"),
+    Mutation(16, "the feature clip's gradient ignored",
+             "dproduct = tl.where(tl.abs(product) <= 5.0, grad * e, 0.0)", "dproduct = grad * e", "mismatch",
+             "that feature's gradient is 0",
+             also=(("dproduct = tl.where(tl.abs(q * k[None, :, :]) <= 5.0, grad * e, 0.0)", "dproduct = grad * e"),)),
+    Mutation(16, "δ left out", "v, axis=2) - delta[None, :])", "v, axis=2))", "mismatch", "dlogit misses δ"),
+    Mutation(16, "de from the unclipped product", "grad * clipped", "grad * product", "mismatch",
+             "the clipped product, as e_out was made"),
+    Mutation(16, "de_out left out", "grad = de_out + dlogit[:, :, None]", "grad = dlogit[:, :, None] + 0.0 * de_out",
+             "mismatch", "its gradient de_out reaches e, q and k directly", count=-1),
+    Mutation(16, "1/sqrt(D) left out of dq and dk", "dq * scale, mask=feature_mask", "dq, mask=feature_mask",
+             "mismatch", "lack the 1/sqrt(D)", also=(("dk * scale, mask=feature_mask", "dk, mask=feature_mask"),)),
+    Mutation(16, "p and dlogit stored by slot, read by edge id", "edge_heads = edges[:, None] * H + heads[None, :]",
+             "edge_heads = slots[:, None] * H + heads[None, :]", "mismatch", "elements of dk wrong"),
+    Mutation(16, "dk and dv left unwritten where a node sends no edge",
+             "            # Written even for a node with no outgoing edge: its dk and dv are 0.\n"
+             "            tl.store(dk_ptr + node * (H * D) + row, dk * scale, mask=feature_mask)\n"
+             "            tl.store(dv_ptr + node * (H * D) + row, dv, mask=feature_mask)\n",
+             "            if end > start:\n"
+             "                tl.store(dk_ptr + node * (H * D) + row, dk * scale, mask=feature_mask)\n"
+             "                tl.store(dv_ptr + node * (H * D) + row, dv, mask=feature_mask)\n",
+             "never_written", "elements of dk never written"),
+    Mutation(16, "spare nodes not skipped",
+             "if node < N:  # the last program's spare nodes, past N, have nothing to do", "if node >= 0:",
+             "out_of_bounds", "out-of-bounds load on col_ptr"),
+    Mutation(16, "e read twice in the outgoing pass",
+             "                e = tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
+             "                de_out = tl.load(de_out_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
+             "                edge_heads",
+             "                e = tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
+             "                e += 0.0 * tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
+             "                de_out = tl.load(de_out_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
+             "                edge_heads", "budget", "elements of e loaded"),
 ]
 
 

@@ -128,7 +128,7 @@ def _inputs(puzzle, size):
     Values are uniform in [0, 1): positive, so a normaliser never sits near zero."""
     import torch
 
-    from grader.course.cases import Case, case_dims, spec_args
+    from grader.course.cases import Case, case_dims, spec_args, with_saved
     from grader.course.graphs import graph_arrays
 
     case = size if isinstance(size, Case) else Case("bench", size)
@@ -136,6 +136,7 @@ def _inputs(puzzle, size):
     arrays = graph_arrays(graph) if graph is not None else {}
     dims = case_dims(case, graph)
     gen = torch.Generator(device="cuda").manual_seed(0)
+    draw = settings_of(puzzle).draw
     inputs = {}
     for arg in spec_args(puzzle.spec):
         if arg.name in arrays:
@@ -143,9 +144,11 @@ def _inputs(puzzle, size):
             inputs[arg.name] = value.cuda() if isinstance(value, torch.Tensor) else value
         elif arg.dtype is None:
             inputs[arg.name] = dims[arg.name]
+        elif arg.name in draw:
+            inputs[arg.name] = draw[arg.name](arg.shape(dims), dims, gen)
         else:
             inputs[arg.name] = torch.rand(arg.shape(dims), generator=gen, device="cuda", dtype=arg.dtype)
-    return inputs, dims
+    return with_saved(puzzle.spec, inputs), dims  # a backward's saved tensors: its forward's, as in grading
 
 
 def _traffic(inputs, outputs, extra_reads) -> tuple[int, int]:
@@ -424,8 +427,9 @@ def bench_size(puzzle, launcher, size, bandwidth: float, exp_rate: float, use_co
                               _close(variant(*args), reference, bench.close)))
             except Exception as exc:
                 timed.append((f"triton ({name})", None, _failure(exc), True))
-    timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
-    if bench.cuda_graph:
+    if bench.eager_spec:
+        timed.append(("eager PyTorch (spec)", _median_us(lambda: puzzle.spec(**inputs)), "", True))
+    if bench.eager_spec and bench.cuda_graph:
         timed.append(("eager PyTorch (spec)" + CUDA_GRAPH, _graph_us(lambda: puzzle.spec(**inputs)), "", True))
     if use_compile and bench.compile_spec:
         try:
@@ -712,7 +716,9 @@ def markdown(rows: list[dict], header: dict) -> str:
                       "| note |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
         sizes_seen = set()
         for r in group:
-            eager = next(e["us"] for e in group if e["size"] == r["size"] and e["impl"].startswith("eager"))
+            # the first row of the size whose implementation is eager PyTorch: the spec, or a backward's autograd
+            eager = next((e["us"] for e in group if e["size"] == r["size"] and e["impl"].startswith("eager")), None)
+            speedup = f"{eager / r['us']:.2f}x" if eager and r["us"] else "—"
             note = r["note"] + ("" if r["correct"] else " WRONG RESULT")
             size = r["size"]
             if r.get("size_note") and size not in sizes_seen:  # said once, on the size's first row
@@ -721,14 +727,14 @@ def markdown(rows: list[dict], header: dict) -> str:
             if r["us"] is None:
                 cells = ["—"] + [""] * (columns - 4)
             elif tensor_cores:
-                cells = [f"{r['us']:.1f}", f"{eager / r['us']:.2f}x", f"{r['tflops']:.0f}",
+                cells = [f"{r['us']:.1f}", speedup, f"{r['tflops']:.0f}",
                          f"{r['tflops'] * 1e12 / header['matmul_flops']:.0%}", f"{r['gbps']:.0f}",
                          f"{r['floor_us']:.1f}", f"{r['floor_us'] / r['us']:.0%}"]
             elif compute_bound:
-                cells = [f"{r['us']:.1f}", f"{eager / r['us']:.2f}x", f"{r['gexp_per_s']:.0f}", f"{r['floor_us']:.1f}",
+                cells = [f"{r['us']:.1f}", speedup, f"{r['gexp_per_s']:.0f}", f"{r['floor_us']:.1f}",
                          f"{r['floor_us'] / r['us']:.0%}"]
             else:
-                cells = [f"{r['us']:.1f}", f"{eager / r['us']:.2f}x", f"{r['gbps']:.0f}",
+                cells = [f"{r['us']:.1f}", speedup, f"{r['gbps']:.0f}",
                          f"{r['gbps'] * 1e9 / header['copy_bps']:.0%}", f"{r['floor_us']:.1f}",
                          f"{r['floor_us'] / r['us']:.0%}"]
             lines.append("| " + " | ".join([size, r["impl"], *cells, note]) + " |")

@@ -59,6 +59,10 @@ class Bench:
     close: tuple[float, float] = (1e-3, 1e-5)  # (rtol, atol share): float32 puzzles
     compile_spec: bool = True  # also time the spec under torch.compile
     size_note: Callable[[Mapping], str] | None = None  # a note on each size from its inputs, shown in the table
+    # Time the spec in eager PyTorch: off for a backward, whose spec runs its forward too (the peers are baselines)
+    eager_spec: bool = True
+    # Inputs not drawn uniform in [0, 1): draw[name](shape, dims, generator on the GPU) -> tensor (class ids, say)
+    draw: Mapping[str, Callable] = field(default_factory=dict)
 
 
 # -- chapters 1 and 2 --------------------------------------------------------------------------------------
@@ -236,6 +240,103 @@ SPARSE_ATTENTION_BENCH = Bench(
             note=baselines.flex_blocks_note),
     })
 
+# -- chapter 5: backward passes ---------------------------------------------------------------------------
+# A backward's peers are backward passes alone: the forward runs once, untimed (prepare), and what is timed is
+# torch.autograd.grad of its outputs (retain_graph keeps the graph for the next repetition), eager or compiled.
+# The spec itself runs its forward too, so it is not timed (eager_spec=False, compile_spec=False).
+
+
+def autograd_peer(forward: Callable, arguments: Callable[[Mapping], tuple], wrt: tuple[int, ...],
+                  grads: tuple[str, ...], compiled: bool = False) -> Baseline:
+    """The backward of forward(*arguments(inputs)) with respect to the arguments at the positions wrt, given the
+    output gradients named in grads; under torch.compile (the forward and the backward it derives) where compiled."""
+    def prepare(inputs):
+        run_forward = torch.compile(forward, dynamic=False) if compiled else forward
+        values = list(arguments(inputs))
+        for position in wrt:
+            values[position] = values[position].detach().clone().requires_grad_()
+        with torch.enable_grad():
+            outputs = run_forward(*values)
+        return {"outputs": outputs, "leaves": tuple(values[position] for position in wrt),
+                "grads": tuple(inputs[name] for name in grads)}
+    return Baseline(prepare, backward_of, compile=False)
+
+
+def backward_of(outputs, leaves, grads):
+    return torch.autograd.grad(outputs, leaves, grads, retain_graph=True)
+
+
+def _logits_of_softmax(inputs) -> tuple:
+    """The bench's y is the softmax of uniform logits: log y are logits with that softmax."""
+    return (inputs["y"].log(),)
+
+
+def _softmax_with_logits(x):
+    return torch.softmax(x, dim=1)
+
+
+SOFTMAX_BACKWARD_BENCH = Bench(
+    LONG_SOFTMAX_SIZES, tuple(dict(B0=1, B1=b) for b in (2048, 4096, 8192, 16384, 32768)),
+    # Floor: y and dy read twice (the second pass, which L2 eviction hints keep in L2 where a row fits), dx written
+    # once; compulsory 3 x 4 x N0 x T bytes (4096 x 32768: 1.61 GB, 377 µs at 4.27 TB/s), the two-pass floor 5 x 4
+    # x N0 x T (2.68 GB, 628 µs).
+    extra_reads={"y": 1, "dy": 1}, eager_spec=False, compile_spec=False,
+    baselines={"eager torch.softmax backward (autograd)": autograd_peer(_softmax_with_logits, _logits_of_softmax,
+                                                                         (0,), ("dy",)),
+               "torch.compile, the spec's backward": autograd_peer(specs.softmax, _logits_of_softmax, (0,), ("dy",),
+                                                                   compiled=True)})
+
+
+def _class_ids(shape, dims, gen):
+    """Targets uniform over the vocabulary, 5% of them IGNORE_INDEX (padding)."""
+    ids = torch.randint(0, dims["V"], shape, generator=gen, device=gen.device)
+    padding = torch.rand(shape, generator=gen, device=gen.device) < 0.05
+    return torch.where(padding, specs.IGNORE_INDEX, ids)
+
+
+def _cross_entropy(x, target):
+    return torch.nn.functional.cross_entropy(x, target, ignore_index=specs.IGNORE_INDEX)
+
+
+def _logits_and_targets(inputs) -> tuple:
+    return inputs["x"], inputs["target"]
+
+
+CROSS_ENTROPY_BACKWARD_BENCH = Bench(
+    sizes=(dict(N0=8192, V=32000), dict(N0=4096, V=128_000)),
+    sweep=(dict(BLOCK_V=1024), dict(BLOCK_V=2048), dict(BLOCK_V=4096), dict(BLOCK_V=8192)),
+    # Floor: x read once, dx written once (8192 x 32000: 2.1 GB, 491 µs at 4.27 TB/s; 4096 x 128000: 4.2 GB, 983 µs).
+    eager_spec=False, compile_spec=False, draw={"target": _class_ids},
+    baselines={"eager F.cross_entropy backward (autograd)": autograd_peer(_cross_entropy, _logits_and_targets, (0,),
+                                                                           ("dloss",)),
+               "torch.compile, F.cross_entropy's backward": autograd_peer(_cross_entropy, _logits_and_targets, (0,),
+                                                                          ("dloss",), compiled=True)})
+
+
+def _attention_arguments(inputs) -> tuple:
+    return tuple(inputs[name] for name in ("q", "k", "v", "e", "col_ptr", "row_idx", "edge_id"))
+
+
+def _attention_edges_kept(inputs) -> tuple:
+    src, dst = edge_ends(inputs["col_ptr"], inputs["edge_id"], inputs["row_idx"])
+    return (*(inputs[name] for name in "qkve"), src, dst)
+
+
+GRAPH_ATTENTION_BACKWARD_BENCH = Bench(
+    sizes=tuple(_molecule_batch(b) for b in (64, 512)),
+    sweep=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
+    # Floor: every input read once and every output written once, plus the lesson's second pass over e and de_out
+    # (node rows gathered along edges are counted once, as if from L2: a molecule's 100 nodes share them); it leaves
+    # out the 4 E H floats of p and dlogit, written and read (an eighth of one pass over e at D = 32). Batch 64
+    # (6,400 nodes, 64,000 edges, H=4, D=32): compulsory 126 MB (29 µs at 4.27 TB/s), the two-pass floor 191 MB
+    # (45 µs); batch 512: 1.0 GB and 1.5 GB (235 and 358 µs).
+    extra_reads={"e": 1, "de_out": 1}, eager_spec=False, compile_spec=False,
+    variants={"graph_attention_backward_atomics": lambda d: True},
+    baselines={"eager autograd of the spec": autograd_peer(specs.graph_attention, _attention_arguments, (0, 1, 2, 3),
+                                                           ("dh", "de_out")),
+               "torch.compile, the layer's backward (COO kept)": autograd_peer(
+                   coo_attention, _attention_edges_kept, (0, 1, 2, 3), ("dh", "de_out"), compiled=True)})
+
 # -- every puzzle's, by slug -----------------------------------------------------------------------------
 
 # The PyG peers are timed eager only: compiled, they would be the same gathers and scatters as the compiled
@@ -273,4 +374,7 @@ BENCHES: dict[str, Bench] = {
     "matmul": MATMUL_BENCH,
     "attention": ATTENTION_BENCH,
     "sparse_attention": SPARSE_ATTENTION_BENCH,
+    "softmax_backward": SOFTMAX_BACKWARD_BENCH,
+    "cross_entropy_backward": CROSS_ENTROPY_BACKWARD_BENCH,
+    "graph_attention_backward": GRAPH_ATTENTION_BACKWARD_BENCH,
 }

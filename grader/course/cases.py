@@ -127,7 +127,10 @@ def case_dims(case: Case, graph: Graph | None) -> dict[str, int]:
 
 
 def make_inputs(spec: Callable, case: Case, seed: int) -> tuple[dict[str, torch.Tensor | int], dict[str, int]]:
-    """The inputs of one case, in the spec's dtypes, on the CPU; and its sizes (with N, E for a graph)."""
+    """The inputs of one case, in the spec's dtypes, on the CPU; and its sizes (with N, E for a graph).
+
+    A backward spec's saved arguments (``specs.saves``) are drawn like the others first, then replaced
+    by what the forward saves, computed from the drawn inputs (``with_saved``)."""
     gen = torch.Generator().manual_seed(case_seed(seed, case))
     graph = case.graph(gen) if case.graph is not None else None
     from_graph = graph_arrays(graph) if graph is not None else {}
@@ -143,7 +146,23 @@ def make_inputs(spec: Callable, case: Case, seed: int) -> tuple[dict[str, torch.
             values = case.fill(arg.name, arg.shape(dims), gen)
             dtype = case.half if case.half is not None and arg.dtype == torch.float16 else arg.dtype
             inputs[arg.name] = values.to(dtype).contiguous()
-    return inputs, dims
+    return with_saved(spec, inputs), dims
+
+
+def with_saved(spec: Callable, inputs: dict) -> dict:
+    """The inputs with each argument the spec marks as saved (``specs.saves``) replaced by what the forward
+    saves: its function, called on the inputs its parameters name, in float64 from the values as drawn and cast
+    (the exact values the kernel sees), then cast to the argument's dtype and device. Other specs: unchanged."""
+    saved = getattr(spec, "saved", {})
+    if not saved:
+        return inputs
+    exact = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+             for k, v in inputs.items()}
+    replaced = dict(inputs)
+    for name, compute in saved.items():
+        value = compute(**{p: exact[p] for p in inspect.signature(compute).parameters})
+        replaced[name] = value.to(inputs[name].dtype).contiguous()
+    return replaced
 
 
 def _learn_dims(arg: Arg, value, dims: dict[str, int]) -> None:

@@ -8,6 +8,10 @@ self loops are allowed: the graph is a multigraph, as `index_add_` treats it.
   col_ptr[n] <= s < col_ptr[n+1]; row_idx[s] is the source of slot s and edge_id[s] its edge id.
 - CSR groups edges by source: node n's outgoing edges are the slots row_ptr[n] <= s < row_ptr[n+1],
   and col_idx[s] is the destination of slot s.
+- The CSR by source with edge ids (``Graph.by_source``, chapter 5's transposed graph) is that CSR plus
+  the way back to each edge: node n's outgoing edges are the slots out_ptr[n] <= s < out_ptr[n+1],
+  out_dst[s] is the destination of slot s and out_edge_id[s] its edge id. It is the CSC of the
+  reversed graph: a backward pass walks it to send gradients back to the sources of edges.
 
 Within a node, slots keep increasing edge id. All index arrays are int32. Generators take a
 `torch.Generator`, so a seed fixes the graph.
@@ -39,6 +43,13 @@ class CSC(NamedTuple):
 class CSR(NamedTuple):
     row_ptr: torch.Tensor  # int32 [N+1]
     col_idx: torch.Tensor  # int32 [E]: destination of each slot
+
+
+class BySource(NamedTuple):
+    """The CSR by source with edge ids: what a kernel walks to visit each node's outgoing edges."""
+    out_ptr: torch.Tensor  # int32 [N+1]
+    out_dst: torch.Tensor  # int32 [E]: destination of each slot
+    out_edge_id: torch.Tensor  # int32 [E]: edge id of each slot
 
 
 def _check_index(name: str, values, length: int | None = None, upper: int | None = None) -> torch.Tensor:
@@ -111,6 +122,11 @@ class Graph:
         order = torch.argsort(self.src.long(), stable=True)
         return CSR(pointer(self.src, self.num_nodes), self.dst[order])
 
+    @cached_property
+    def by_source(self) -> BySource:
+        """The CSR by source with edge ids: the CSC of the reversed graph, which keeps the edge ids."""
+        return BySource(*self.reversed().csc)
+
     def in_degree(self) -> torch.Tensor:
         return torch.bincount(self.dst.long(), minlength=self.num_nodes)
 
@@ -137,6 +153,7 @@ class GraphArrays(Mapping):
     row_ptr/col_idx here list each node's *incoming* neighbours (the CSR of the reversed graph),
     which is what an aggregation into the node reads; with edge ids in slot order. The BSB arrays
     (window_ptr, tcb_col, tcb_mask, window_order) come from that CSR: row i attends to its sources.
+    out_ptr/out_dst/out_edge_id list each node's *outgoing* edges (``Graph.by_source``).
     """
 
     def __init__(self, graph: Graph):
@@ -147,6 +164,7 @@ class GraphArrays(Mapping):
             "edge_id": lambda: graph.csc.edge_id, "row_ptr": lambda: graph.incoming.row_ptr,
             "col_idx": lambda: graph.incoming.col_idx,
             **{name: (lambda name=name: getattr(graph.bsb, name)) for name in BSB._fields},
+            **{name: (lambda name=name: getattr(graph.by_source, name)) for name in BySource._fields},
         }
 
     def __getitem__(self, name):
@@ -198,9 +216,30 @@ def from_csr(row_ptr, col_idx) -> Graph:
     return Graph(num_nodes, slot_nodes(row_ptr).to(torch.int32), col_idx)
 
 
+def from_by_source(out_ptr, out_dst, out_edge_id) -> Graph:
+    """The graph a CSR by source with edge ids describes (each edge back at its id)."""
+    out_ptr = _check_pointer("out_ptr", out_ptr)
+    num_nodes, num_edges = out_ptr.numel() - 1, int(out_ptr[-1])
+    _check_count("out_ptr", out_ptr, "out_dst", out_dst)
+    out_dst = _check_index("out_dst", out_dst, upper=num_nodes)
+    out_edge_id = _check_index("out_edge_id", out_edge_id, length=num_edges, upper=num_edges)
+    if torch.unique(out_edge_id).numel() != num_edges:
+        raise GraphError("out_edge_id is not a permutation: some edge id appears twice")
+    src = torch.empty(num_edges, dtype=torch.int32)
+    dst = torch.empty(num_edges, dtype=torch.int32)
+    src[out_edge_id.long()] = slot_nodes(out_ptr).to(torch.int32)
+    dst[out_edge_id.long()] = out_dst
+    return Graph(num_nodes, src, dst)
+
+
 def check_csc(col_ptr, row_idx, edge_id) -> None:
     """Raise GraphError unless the three arrays form a valid CSC."""
     from_csc(col_ptr, row_idx, edge_id)
+
+
+def check_by_source(out_ptr, out_dst, out_edge_id) -> None:
+    """Raise GraphError unless the three arrays form a valid CSR by source with edge ids."""
+    from_by_source(out_ptr, out_dst, out_edge_id)
 
 
 def check_csr(row_ptr, col_idx) -> None:

@@ -215,3 +215,85 @@ def graph_attention(inputs, clip_features=True, e_out_in_slot_order=False, paddi
     h, e_out = coo_attention(inputs["q"], inputs["k"], inputs["v"], inputs["e"], src, dst, clip_features,
                              clip_logits, padded, eps)
     return h, e_out[inputs["edge_id"].long()] if e_out_in_slot_order else e_out
+
+
+# -- chapter 5: backward passes (puzzles 14-16) -------------------------------------------------------------------
+
+def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: str = "row",
+                     y_on_delta: bool = True) -> torch.Tensor:
+    """Puzzle 14's dx = y (dy - Δ), with Δ taken as `delta` says: over the "row" (right); "none" (no Δ at all);
+    of "dy" alone (sum dy, without y); over the "first block" of `block` columns only; "running" (one loop that
+    writes each block's dx with the sum of the blocks so far). Without y_on_delta, dx = y dy - Δ."""
+    product = y * dy
+    if delta == "row":
+        total = product.sum(dim=1, keepdim=True)
+    elif delta == "none":
+        total = torch.zeros_like(y[:, :1])
+    elif delta == "dy":
+        total = dy.sum(dim=1, keepdim=True)
+    elif delta == "first block":
+        total = product[:, :block].sum(dim=1, keepdim=True)
+    elif delta == "running":
+        ends = torch.clamp((torch.arange(y.shape[1]) // block + 1) * block, max=y.shape[1])  # each column's block end
+        total = product.cumsum(dim=1)[:, ends - 1]
+    else:
+        raise ValueError(f"no such Δ: {delta!r}")
+    return y * dy - (y * total if y_on_delta else total)
+
+
+def cross_entropy_backward(inputs, mean: str = "counted", with_dloss: bool = True, onehot: bool = True,
+                           zero_ignored: bool = True) -> torch.Tensor:
+    """Puzzle 15's dx, with a common mistake: the mean over "counted" rows (right), over "all" rows, or "none"
+    (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed."""
+    x, target = inputs["x"], inputs["target"]
+    counted = target != specs.IGNORE_INDEX
+    p = torch.softmax(x, dim=1)
+    if onehot:
+        p = p - torch.nn.functional.one_hot(torch.where(counted, target, 0), x.shape[1]).to(x.dtype) * counted[:, None]
+    rows = {"counted": max(int(counted.sum()), 1), "all": max(x.shape[0], 1), "none": 1}[mean]
+    dx = p * (inputs["dloss"] if with_dloss else 1.0) / rows
+    return torch.where(counted[:, None], dx, 0.0) if zero_ignored else dx
+
+
+class AttentionTerms(NamedTuple):
+    """Puzzle 16's per-edge quantities, in edge-id order ([E, H, D] or [E, H]), and each edge's two ends."""
+    src: torch.Tensor
+    dst: torch.Tensor
+    product: torch.Tensor  # a = k[src] q[dst] / sqrt(D)
+    clipped: torch.Tensor  # clip(a, -5, 5)
+    logit: torch.Tensor  # z = sum_d clipped * e
+    p: torch.Tensor  # exp(clip(z, -5, 5)) / den[dst]
+    softmax_grad: torch.Tensor  # p (dh[dst] . v[src] - δ[dst]): dlogit before the logit clip's mask
+
+
+def attention_terms(inputs) -> AttentionTerms:
+    """The quantities puzzle 16's kernels compute per edge, from the inputs (den and h as the grader saved them)."""
+    src, dst = edge_ends(inputs["col_ptr"], inputs["edge_id"], inputs["row_idx"])
+    q, k, v, e, dh = (inputs[name] for name in ("q", "k", "v", "e", "dh"))
+    product = k[src] * q[dst] / q.shape[-1] ** 0.5
+    clipped = torch.clamp(product, -5, 5)
+    logit = (clipped * e).sum(-1)
+    p = torch.exp(torch.clamp(logit, -5, 5)) / inputs["den"][dst]
+    delta = (dh * inputs["h"]).sum(-1)  # [N, H]
+    return AttentionTerms(src, dst, product, clipped, logit, p, p * ((dh[dst] * v[src]).sum(-1) - delta[dst]))
+
+
+def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True, feature_mask: bool = True,
+                       delta: bool = True, de_clipped: bool = True, with_de_out: bool = True,
+                       scaled: bool = True) -> tuple[torch.Tensor, ...]:
+    """Puzzle 16's (dq, dk, dv, de) in closed form, with a common mistake: the clips stop the gradient at exactly
+    -5 and 5 (not bounds_pass); the logit or the feature clip's mask left out; δ left out of dlogit; de from the
+    unclipped product; de_out left out of g; dq and dk without their 1 / sqrt(D)."""
+    t = attention_terms(inputs)
+    q, k, dh = inputs["q"], inputs["k"], inputs["dh"]
+    inside = (lambda x: x.abs() <= 5) if bounds_pass else (lambda x: x.abs() < 5)
+    softmax_grad = t.softmax_grad if delta else t.p * (dh[t.dst] * inputs["v"][t.src]).sum(-1)
+    dlogit = torch.where(inside(t.logit), softmax_grad, 0.0) if logit_mask else softmax_grad
+    grad = (inputs["de_out"] if with_de_out else 0.0) + dlogit[..., None]
+    de = grad * (t.clipped if de_clipped else t.product)
+    dproduct = torch.where(inside(t.product), grad * inputs["e"], 0.0) if feature_mask else grad * inputs["e"]
+    scale = q.shape[-1] ** -0.5 if scaled else 1.0
+    dq = torch.zeros_like(q).index_add_(0, t.dst, dproduct * k[t.src]) * scale
+    dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * q[t.dst]) * scale
+    dv = torch.zeros_like(q).index_add_(0, t.src, t.p[..., None] * dh[t.dst])
+    return dq, dk, dv, de

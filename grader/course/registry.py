@@ -7,12 +7,13 @@ README.md's "Adding a puzzle" says what else a puzzle needs.
 
 from __future__ import annotations
 
-from grader.course.chapters import softmax, sparse_graphs, tensor_cores, warmup
+from grader.course.chapters import backward, softmax, sparse_graphs, tensor_cores, warmup
 from grader.course.puzzle import Puzzle
 
 __all__ = ["BY_NUMBER", "BY_SLUG", "PUZZLES", "Puzzle", "find"]
 
-PUZZLES: tuple[Puzzle, ...] = (*warmup.PUZZLES, *softmax.PUZZLES, *sparse_graphs.PUZZLES, *tensor_cores.PUZZLES)
+PUZZLES: tuple[Puzzle, ...] = (*warmup.PUZZLES, *softmax.PUZZLES, *sparse_graphs.PUZZLES, *tensor_cores.PUZZLES,
+                               *backward.PUZZLES)
 
 BY_NUMBER = {p.number: p for p in PUZZLES}
 BY_SLUG = {p.slug: p for p in PUZZLES}

@@ -3,10 +3,18 @@
 The grader evaluates these on float64 copies of the inputs to get the reference, and reads
 the annotations to build inputs of the right shape and dtype. Puzzle files show a copy of
 their spec; the grader only ever uses this one.
+
+Chapter 5's specs are backward passes: each is float64 autograd (``torch.autograd.grad``) of a
+forward spec, so the reference is the forward's true gradient, not a formula that could share a
+learner's mistake. A backward's launcher also takes what the forward saved (its output, a
+log-sum-exp, a denominator); ``saves`` marks those arguments, and the grader computes them itself
+from the case's other inputs (``grader.course.cases.make_inputs``).
 """
 
+from collections.abc import Callable
+
 import torch
-from jaxtyping import Float16, Float32, Int32
+from jaxtyping import Float16, Float32, Int32, Int64
 from torch import Tensor
 
 from grader.course.graphs import bsb_edges, slot_nodes
@@ -114,3 +122,64 @@ def sparse_attention(
     total = torch.zeros_like(row_max).index_add_(0, rows, weights)
     out = torch.zeros_like(q).index_add_(0, rows, weights[:, None] * v[cols])  # SpMM
     return out / torch.where(total > 0, total, 1)[:, None]  # a row with no neighbour stays 0
+
+
+# -- chapter 5: backward passes. Each is float64 autograd of a forward spec above. --------------------------
+
+def saves(**tensors: Callable) -> Callable:
+    """Mark the arguments of a backward spec that its forward pass saved, with the function that computes each.
+
+    The grader draws every argument of a case as usual, then replaces each saved one with tensors[name] called
+    on the drawn inputs its parameters name (in float64, from the values the kernel is given), cast to the
+    argument's dtype. So a backward is graded on its own forward's saved tensors, never on a learner's forward."""
+    def mark(spec: Callable) -> Callable:
+        spec.saved = tensors
+        return spec
+    return mark
+
+
+@saves(y=lambda y: softmax(y))  # the grader draws y as logits; the forward saved their softmax
+def softmax_backward(y: Float32[Tensor, "N0 T"], dy: Float32[Tensor, "N0 T"]) -> Float32[Tensor, "N0 T"]:
+    with torch.enable_grad():
+        x = y.log().requires_grad_()  # logits whose softmax is y (softmax ignores a constant added to a row)
+        return torch.autograd.grad(softmax(x), x, dy)[0]
+
+
+IGNORE_INDEX = -100  # the target of a row that does not count: torch.nn.functional.cross_entropy's default
+
+
+@saves(lse=lambda x: torch.logsumexp(x, dim=1))  # the forward saved each row's log-sum-exp
+def cross_entropy_backward(
+    x: Float32[Tensor, "N0 V"], target: Int64[Tensor, "N0"], lse: Float32[Tensor, "N0"], dloss: Float32[Tensor, ""]
+) -> Float32[Tensor, "N0 V"]:
+    with torch.enable_grad():
+        logits = x.detach().requires_grad_()
+        loss = torch.nn.functional.cross_entropy(logits, target, ignore_index=IGNORE_INDEX)  # mean of counted rows
+        return torch.autograd.grad(loss, logits, dloss)[0]
+
+
+def graph_attention_h(q, k, v, e, col_ptr, row_idx, edge_id) -> Tensor:
+    """Puzzle 10's output h, which its forward saves."""
+    return graph_attention(q, k, v, e, col_ptr, row_idx, edge_id)[0]
+
+
+def graph_attention_den(q, k, e, col_ptr, row_idx, edge_id) -> Tensor:
+    """What puzzle 10's forward divides by, and saves: per node and head, the sum of the weights of its incoming
+    edges, plus EPS ([N, H])."""
+    e_out = graph_attention(q, k, torch.zeros_like(q), e, col_ptr, row_idx, edge_id)[1]
+    weight = torch.exp(torch.clamp(e_out.sum(-1), -5, 5))  # [E, H], in edge-id order
+    return torch.zeros_like(q[..., 0]).index_add_(0, slot_nodes(col_ptr), weight[edge_id.long()]) + EPS
+
+
+@saves(h=graph_attention_h, den=graph_attention_den)
+def graph_attention_backward(
+    q: Float32[Tensor, "N H D"], k: Float32[Tensor, "N H D"], v: Float32[Tensor, "N H D"],
+    e: Float32[Tensor, "E H D"], h: Float32[Tensor, "N H D"], den: Float32[Tensor, "N H"],
+    dh: Float32[Tensor, "N H D"], de_out: Float32[Tensor, "E H D"], col_ptr: Int32[Tensor, "N+1"],
+    row_idx: Int32[Tensor, "E"], edge_id: Int32[Tensor, "E"], out_ptr: Int32[Tensor, "N+1"],
+    out_dst: Int32[Tensor, "E"], out_edge_id: Int32[Tensor, "E"],
+) -> tuple[Float32[Tensor, "N H D"], Float32[Tensor, "N H D"], Float32[Tensor, "N H D"], Float32[Tensor, "E H D"]]:
+    with torch.enable_grad():
+        leaves = [t.detach().requires_grad_() for t in (q, k, v, e)]
+        outputs = graph_attention(*leaves, col_ptr, row_idx, edge_id)  # (h, e_out)
+        return torch.autograd.grad(outputs, leaves, (dh, de_out))  # (dq, dk, dv, de)

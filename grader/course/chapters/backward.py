@@ -1,0 +1,410 @@
+"""Chapter 5, training: backward passes (notebooks/05_backward.ipynb): puzzles 14-16, softmax_backward,
+cross_entropy_backward and graph_attention_backward.
+
+How the one case generator and the one checker grade a gradient, with no machinery of their own:
+- A backward spec (``grader.course.specs``) is float64 autograd of its forward spec: the reference is the
+  forward's true gradient, and ``tests/test_backward_specs.py`` checks it against ``torch.autograd.gradcheck``
+  and finite differences on tiny cases.
+- What the forward saved (y, lse, h, den) is an argument like any other, marked ``@saves``: ``make_inputs``
+  draws the case's inputs, then replaces the saved ones by the forward's, computed in float64 from the drawn
+  values and cast (``cases.with_saved``). So a backward is graded alone, never through a learner's forward.
+- Output gradients (dy, dloss, dh, de_out) are drawn at random in every case: with dy = 1, a kernel that
+  writes dx = 0 passes a softmax backward. The named traps are cases of their own.
+- Tolerances, as everywhere, are per element and relative to a scale built from the inputs (the rounding
+  bound of an honest float32 kernel), and hints compare a wrong gradient with emulated mistakes
+  (``grader.course.mistakes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from grader.course import graphs, specs
+from grader.course.budgets import Loads, NoAtomics, Reads, Writes
+from grader.course.cases import Case, Fill, normal, per_input, rows
+from grader.course.chapters.sparse_graphs import _ragged_programs
+from grader.course.mistakes import attention_backward, attention_terms, matches
+from grader.course.mistakes import cross_entropy_backward as cross_entropy_mistake
+from grader.course.mistakes import softmax_backward as softmax_backward_mistake
+from grader.course.puzzle import Hint, Puzzle, Tolerance
+
+NOTEBOOK = "05_backward"
+
+# -- puzzle 14: softmax_backward ------------------------------------------------------------------------------
+# The grader draws y as logits (the spec's @saves turns them into their softmax).
+
+
+def _logit_rows(make_row: Callable[[int, int, torch.Generator], torch.Tensor], doc: str) -> Fill:
+    """y drawn as these logit rows, dy standard normal."""
+    return per_input(y=rows(make_row, doc))
+
+
+def _one_hot_row(i, length, gen):
+    """Logits with 1000 at one position (moving along the rows, the last one in the last column): a one-hot y."""
+    row = torch.randn(length, generator=gen, dtype=torch.float64)
+    row[(length - 1 - 37 * i) % length] = 1000.0
+    return row
+
+
+def _half_minus_infinity(i, length, gen):
+    """Logits of which about half are -inf (never all): a y with exact zeros."""
+    row = torch.randn(length, generator=gen, dtype=torch.float64)
+    row[torch.rand(length, generator=gen) < 0.5] = -torch.inf
+    row[i % length] = 0.0
+    return row
+
+
+def _constant_rows(name, shape, gen):
+    """dy the same number along each row: 0, 1, -3, 2.5, 1000, -7 in turn."""
+    values = torch.tensor([0.0, 1.0, -3.0, 2.5, 1000.0, -7.0], dtype=torch.float64)
+    return values[torch.arange(shape[0]) % 6][:, None].expand(shape).clone()
+
+
+SOFTMAX_BACKWARD_CASES = (
+    Case("spec", dict(N0=4, T=200), dict(B0=2, B1=32), about="the spec's own size"),
+    Case("ragged", dict(N0=37, T=301), dict(B0=4, B1=64), about="neither size a multiple of its block"),
+    Case("dy constant along a row", dict(N0=6, T=250), dict(B0=2, B1=64), fill=per_input(dy=_constant_rows),
+         about="dx = y (c - c sum y) = 0: any error in Δ shows, such as a lane past the row counted in it"),
+    Case("one-hot y", dict(N0=5, T=300), dict(B0=1, B1=64), fill=_logit_rows(_one_hot_row, "a 1000 in each row"),
+         about="y is 0 or 1 (the softmax of a row with one logit 1000 above the rest): dx = 0 again"),
+    Case("y with exact zeros", dict(N0=6, T=250), dict(B0=2, B1=64),
+         fill=_logit_rows(_half_minus_infinity, "about half the logits -inf"),
+         about="the softmax of -inf logits is exactly 0: no log or division of y, or 0 * inf gives NaN"),
+    Case("T = 1", dict(N0=5, T=1), dict(B0=2, B1=16), about="a row of one element: y = 1, dx = 0"),
+    Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
+    Case("large", dict(N0=64, T=2000), dict(B0=8, B1=256)),
+    Case("peaked rows", dict(N0=8, T=500), dict(B0=4, B1=128), fill=per_input(y=normal(10.0)),
+         about="logits of scale 10: y spans many magnitudes"),
+    Case("rows of 2**20", dict(N0=2, T=1 << 20), dict(B0=1, B1=1 << 14),
+         about="rows as long as the benchmark's 128 x 2**20 (two rows keep the interpreter fast); on a GPU, "
+               "offsets past 2**31 need int64 from 2,048 such rows"),
+)
+
+
+SOFTMAX_BACKWARD_RTOL = 1e-5
+# float32's smallest normal number: a y or p below it is flushed to 0 on a GPU, so its product is allowed to be 0.
+TINY = torch.finfo(torch.float32).tiny
+
+
+def _softmax_backward_scale(inputs, expected):
+    """Rounding bound of y (dy - Δ) in float32: each term y_t dy_t of Δ carries its rounding, so Δ is good to
+    sum_t y_t |dy_t|, which y multiplies, beside y |dy| itself; a y below float32's normal range may be 0."""
+    y, dy = inputs["y"], inputs["dy"]
+    return (y + TINY / SOFTMAX_BACKWARD_RTOL) * (dy.abs() + (y * dy.abs()).sum(dim=1, keepdim=True))
+
+
+def _dx_with_delta(**mistake) -> Callable:
+    """A hint's check: the output is puzzle 14's dx with this Δ mistake, and that mistake changes dx here."""
+    def check(i, z, b):
+        wrong = softmax_backward_mistake(i["y"], i["dy"], b["B1"], **mistake)
+        return matches(z, wrong) and not matches(softmax_backward_mistake(i["y"], i["dy"]), wrong)
+    check.__doc__ = f"Check whether dx is y (dy - Δ) computed with {mistake}."
+    return check
+
+
+def _sign_flipped(i, z, b) -> bool:
+    """Check whether dx is y (Δ - dy), the right answer negated."""
+    right = softmax_backward_mistake(i["y"], i["dy"])
+    return bool(right.abs().max() > 0) and matches(z, -right)
+
+
+SOFTMAX_BACKWARD_HINTS = (
+    Hint("Δ left out", _dx_with_delta(delta="none"),
+         "dx is y * dy: Δ is missing. dx = y * (dy - Δ), where Δ = sum over the row of y * dy, one number per row"),
+    Hint("Δ not times y", _dx_with_delta(y_on_delta=False),
+         "dx is y * dy - Δ: Δ must be multiplied by y too, dx = y * (dy - Δ[:, None])"),
+    Hint("Δ of dy alone", _dx_with_delta(delta="dy"),
+         "Δ is the sum of dy alone: it is the sum over the row of y * dy"),
+    Hint("Δ of the first block", _dx_with_delta(delta="first block"),
+         "Δ covers only the first block of the row: loop over the whole row (in blocks of B1) before any dx"),
+    Hint("Δ so far", _dx_with_delta(delta="running"),
+         "each block's dx used the Δ of the blocks so far: Δ needs the whole row, so finish one loop for Δ, then "
+         "write dx in a second"),
+    Hint("sign flipped", _sign_flipped, "dx has the wrong sign: dx = y * (dy - Δ), not y * (Δ - dy)"),
+)
+
+SOFTMAX_BACKWARD = Puzzle(
+    14, "softmax_backward", "Softmax backward: Δ, then dx", NOTEBOOK, specs.softmax_backward,
+    SOFTMAX_BACKWARD_CASES,
+    Tolerance(SOFTMAX_BACKWARD_RTOL, _softmax_backward_scale, "y (|dy| + the row's sum of y |dy|)"),
+    hints=SOFTMAX_BACKWARD_HINTS, outputs=("dx",),
+    budgets=(Reads("y", 2, lesson="One pass for Δ, one for dx."),
+             Reads("dy", 2, lesson="One pass for Δ, one for dx."),
+             Writes("dx", 1, lesson="dx is written once, in the second pass.")),
+    lesson_blocks=("B1",))
+
+# -- puzzle 15: cross_entropy_backward ------------------------------------------------------------------------
+
+
+def _targets(vocabulary: int, ignored: float, first: int) -> Fill:
+    """Class ids drawn uniformly from first .. vocabulary - 1, a share `ignored` of the rows IGNORE_INDEX."""
+    def fill(name, shape, gen):
+        ids = torch.randint(first, vocabulary, shape, generator=gen).to(torch.float64)
+        return torch.where(torch.rand(shape, generator=gen) < ignored, float(specs.IGNORE_INDEX), ids)
+    fill.__doc__ = f"targets in {first}..{vocabulary - 1}, {ignored:.0%} ignored"
+    return fill
+
+
+def _cross_entropy_case(name: str, rows_: int, vocabulary: int, block: int, about: str = "", ignored: float = 0.25,
+                        first: int = 0, **fills: Fill) -> Case:
+    """A case of N0 = rows_ rows of V = vocabulary columns; targets drawn for that V (see _targets)."""
+    return Case(name, dict(N0=rows_, V=vocabulary), dict(BLOCK_V=block), about=about,
+                fill=per_input(target=_targets(vocabulary, ignored, first), **fills))
+
+
+def _fixed(value: float) -> Fill:
+    def fill(name, shape, gen):
+        return torch.full(shape, value, dtype=torch.float64)
+    fill.__doc__ = f"{value:g}"
+    return fill
+
+
+CROSS_ENTROPY_BACKWARD_CASES = (
+    _cross_entropy_case("spec", 8, 300, 64, "the spec's own size; a quarter of the rows ignored"),
+    _cross_entropy_case("ragged", 13, 1000, 128, "V not a multiple of BLOCK_V"),
+    _cross_entropy_case("targets in the last, partial block", 6, 1000, 256,
+                        "every target lies in columns 768-999, the last block, which is partial", first=768),
+    _cross_entropy_case("every row ignored", 5, 200, 64, "no row counts: dx = 0, with no 0 / 0", ignored=1.0),
+    _cross_entropy_case("no row ignored", 6, 200, 32, "every row counts", ignored=0.0),
+    _cross_entropy_case("huge logits", 6, 500, 128, "logits of scale 1e4: exp(x) overflows, exp(x - lse) does not",
+                        x=normal(1e4)),
+    _cross_entropy_case("dloss = -3.5", 7, 300, 64, "the gradient arriving at the loss scales every element",
+                        dloss=_fixed(-3.5)),
+    _cross_entropy_case("one class", 4, 1, 16, "V = 1: p = 1 at the target, so dx = 0"),
+    _cross_entropy_case("a vocabulary of 128,000", 3, 128_000, 1 << 14,
+                        "a language model's vocabulary (three rows keep the interpreter fast); on a GPU, offsets "
+                        "pass 2**31 from 16,778 such rows"),
+    _cross_entropy_case("large", 64, 5000, 1024),
+)
+
+
+def _counted(inputs) -> torch.Tensor:
+    return inputs["target"] != specs.IGNORE_INDEX
+
+
+CROSS_ENTROPY_RTOL = 2e-6
+
+
+def _cross_entropy_scale(inputs, expected):
+    """Rounding bound of dloss (exp(x - lse) - onehot) / n in float32: p carries the rounding of x - lse, of the
+    saved lse, and of exp, and may underflow to 0 below float32's normal range; counted rows only, as an ignored
+    row must be exactly 0."""
+    x, lse, counted = inputs["x"], inputs["lse"], _counted(inputs)
+    p = torch.softmax(x, dim=1)
+    onehot = torch.nn.functional.one_hot(torch.where(counted, inputs["target"], 0), x.shape[1]).to(x.dtype)
+    share = inputs["dloss"].abs() / max(int(counted.sum()), 1)
+    rounding = (p - onehot).abs() + p * (1 + x.abs() + lse.abs()[:, None]) + TINY / CROSS_ENTROPY_RTOL
+    return share * counted[:, None] * rounding
+
+
+def _cross_entropy_with(**mistake) -> Callable:
+    """A hint's check: dx is puzzle 15's with this mistake (grader.course.mistakes), which changes dx here."""
+    def check(i, z, b):
+        wrong = cross_entropy_mistake(i, **mistake)
+        return matches(z, wrong) and not matches(cross_entropy_mistake(i), wrong)
+    check.__doc__ = f"Check whether dx is the cross-entropy gradient with {mistake}."
+    return check
+
+
+def _no_row_counts_nan(i, z, b) -> bool:
+    """Check whether dx has NaN where no row counts: 0 / 0."""
+    return not bool(_counted(i).any()) and bool(z.isnan().any())
+
+
+CROSS_ENTROPY_BACKWARD_HINTS = (
+    Hint("0 / 0 with no row counted", _no_row_counts_nan,
+         "every row is ignored, so n = 0 and dloss / n is 0 / 0: divide by max(n, 1); every dx is 0 here"),
+    Hint("mean over every row", _cross_entropy_with(mean="all"),
+         "the mean is over the rows that count: divide by n, the number of targets that are not -100 (the launcher "
+         "passes it), not by N0"),
+    Hint("no mean", _cross_entropy_with(mean="none"),
+         "the loss is a mean: divide by n, the number of rows whose target is not -100"),
+    Hint("dloss left out", _cross_entropy_with(with_dloss=False),
+         "dloss is left out: every element is multiplied by dloss, the gradient arriving at the loss"),
+    Hint("target not subtracted", _cross_entropy_with(onehot=False),
+         "the target's 1 is not subtracted: dx = factor * (p - 1) in the column cols == target"),
+    Hint("ignored rows not zeroed", _cross_entropy_with(zero_ignored=False),
+         "a row whose target is -100 does not count: its dx is 0"),
+)
+
+CROSS_ENTROPY_BACKWARD = Puzzle(
+    15, "cross_entropy_backward", "Cross-entropy backward from the saved log-sum-exp", NOTEBOOK,
+    specs.cross_entropy_backward, CROSS_ENTROPY_BACKWARD_CASES,
+    Tolerance(CROSS_ENTROPY_RTOL, _cross_entropy_scale, "|dloss| / n (|p - onehot| + p (1 + |x| + |lse|)), "
+                                                        "counted rows"),
+    hints=CROSS_ENTROPY_BACKWARD_HINTS, outputs=("dx",),
+    budgets=(Reads("x", 1, lesson="Recompute p = exp(x - lse) from the saved lse: one pass, no max or sum again."),
+             Writes("dx", 1, lesson="dx is written once.")),
+    launcher_ops=("aten.ne", "aten.sum"))  # the given launcher counts the rows that are not ignored
+
+# -- puzzle 16: graph_attention_backward ----------------------------------------------------------------------
+
+
+def _sources_with_degrees(degrees: torch.Tensor):
+    """Node n sends degrees[n] edges, to destinations drawn uniformly (the reverse of graphs.with_degrees)."""
+    return lambda gen: graphs.with_degrees(degrees, gen).reversed()
+
+
+def _hub_source(gen):
+    """Node 7 sends half the edges of a random graph."""
+    return graphs.with_hub(graphs.random_graph(24, 3, gen), 0.5, gen, hub=7).reversed()
+
+
+def _small_molecules(batch: int):
+    """Molecule-like graphs of 10 to 20 atoms: the interpreter runs each node as a program, so the graphs are
+    small (a learner grades dozens of times); the benchmark runs batches of 100-node molecules."""
+    return lambda gen: graphs.molecules(batch, gen, nodes=(10, 20))
+
+
+def _dyadic(values: tuple[float, ...]) -> Fill:
+    """Each element one of `values` (with either sign), drawn uniformly: sums of their products are exact."""
+    def fill(name, shape, gen):
+        table = torch.tensor(values, dtype=torch.float64)
+        signs = torch.where(torch.rand(shape, generator=gen) < 0.5, -1.0, 1.0).to(torch.float64)
+        return table[torch.randint(len(values), shape, generator=gen)] * signs
+    fill.__doc__ = f"one of +-{values}"
+    return fill
+
+
+def _one_feature(values: tuple[float, ...]) -> Fill:
+    """One feature per edge and head set to one of `values` (with either sign), the others 0."""
+    dyadic = _dyadic(values)
+
+    def fill(name, shape, gen):
+        chosen = torch.nn.functional.one_hot(torch.randint(shape[-1], shape[:-1], generator=gen), shape[-1])
+        return chosen.to(torch.float64) * dyadic(name, shape, gen)
+    fill.__doc__ = f"one feature per edge and head, one of +-{values}"
+    return fill
+
+
+# D = 16, so 1/sqrt(D) = 0.25 exactly: k q / 4 hits +-5 exactly for q = 4, k = 5 and q = 2, k = 10, and with one
+# feature of e per head, +-1, +-2 or +-4, the logit is exactly +-5 for many edges (in float32 and float64 alike).
+AT_THE_BOUNDS = per_input(q=_dyadic((1.0, 2.0, 4.0)), k=_dyadic((1.0, 2.5, 5.0, 10.0)), e=_one_feature((1.0, 2.0, 4.0)))
+
+GRAPH_ATTENTION_BACKWARD_CASES = _ragged_programs((
+    Case("molecules", dict(H=4, D=32), dict(BLOCK_E=8), graph=_small_molecules(2),
+         about="a batch of two small molecule-like graphs"),
+    Case("nodes with no outgoing edge", dict(H=4, D=32), dict(BLOCK_E=4, NODES_PER_PROGRAM=2),
+         graph=_sources_with_degrees(torch.arange(25) % 5), about="a fifth of the nodes send no edge: their dk and "
+                                                                   "dv are 0, and must be written"),
+    Case("nodes with no incoming edge", dict(H=4, D=32), dict(BLOCK_E=8),
+         graph=lambda g: graphs.with_degrees(torch.arange(24) % 4, g),
+         about="a quarter of the nodes receive no edge: their dq is 0"),
+    Case("hub source", dict(H=4, D=32), dict(BLOCK_E=16), graph=_hub_source,
+         about="node 7 sends half of all edges: one long outgoing list (and, with atomics, contention)"),
+    Case("duplicate edges and self loops", dict(H=4, D=32), dict(BLOCK_E=8, NODES_PER_PROGRAM=3),
+         graph=lambda g: graphs.with_self_loops(graphs.with_duplicates(_small_molecules(1)(g), 20, g), 8, g),
+         about="each copy of an edge counts, in both directions"),
+    Case("values exactly at the clip bounds", dict(H=2, D=16), dict(BLOCK_E=8), fill=AT_THE_BOUNDS,
+         graph=_small_molecules(1),
+         about="products and logits exactly +-5, where torch's clamp passes the gradient, and beyond, where it "
+               "stops"),
+    Case("features and logits beyond 5", dict(H=4, D=32), dict(BLOCK_E=8),
+         fill=per_input(q=normal(5.0), k=normal(5.0), e=normal(0.3)), graph=_small_molecules(1),
+         about="many features and logits clipped: their gradients are 0"),
+    Case("H and D not powers of two", dict(H=3, D=20), dict(BLOCK_E=8), graph=_small_molecules(1),
+         about="H=3 heads of D=20 features: masks on both"),
+    Case("H=5, D=7", dict(H=5, D=7), dict(BLOCK_E=4, NODES_PER_PROGRAM=4), fill=per_input(q=normal(3.0)),
+         graph=lambda g: graphs.with_hub(graphs.random_graph(20, 3, g), 0.3, g), about="small odd sizes with a hub"),
+    Case("empty graph", dict(H=4, D=32), dict(BLOCK_E=8), graph=lambda g: graphs.empty(23),
+         about="no edge at all: dq, dk and dv are 0"),
+))
+
+# The tolerance of puzzle 16. A clip's gradient jumps at +-5: where float32 rounding can move a product or a logit
+# across the bound (within NEAR of it, but not on it: exact values are the bound-case's trap), an honest kernel's
+# mask may differ from float64's, and the whole term it masks is allowed. Everything else is a rounding bound.
+BACKWARD_RTOL = 1e-5
+NEAR = 1e-5  # relative: float32 rounds a product to about 1e-7, a logit to 1e-7 of its features' sum of magnitudes
+
+
+def _near_the_bound(values: torch.Tensor, magnitude: torch.Tensor) -> torch.Tensor:
+    distance = (values.abs() - 5).abs()
+    return (distance > 0) & (distance <= NEAR * magnitude)
+
+
+def _graph_attention_backward_bounds(inputs) -> dict[str, torch.Tensor]:
+    """Per output, the scale of an honest float32 kernel's error (in units of BACKWARD_RTOL): its rounding bound,
+    plus every term a clip near +-5 may mask or not (divided by BACKWARD_RTOL: allowed whole)."""
+    t = attention_terms(inputs)
+    q, k, v, e, h, dh, de_out = (inputs[name] for name in ("q", "k", "v", "e", "h", "dh", "de_out"))
+    condition = 1 + (t.clipped * e).abs().sum(-1)  # [E, H]: the logit's rounding, relative to it
+    # dlogit's rounding: p's (the logit's), dh . v's and δ = dh . h's
+    rounding = condition * t.softmax_grad.abs() + t.p * ((dh[t.dst] * v[t.src]).abs().sum(-1)
+                                                         + (dh[t.dst] * h[t.dst]).abs().sum(-1))
+    logit_inside = t.logit.abs() <= 5
+    dlogit = torch.where(logit_inside, t.softmax_grad, 0.0)
+    flipped_logit = torch.where(_near_the_bound(t.logit, condition), t.softmax_grad.abs(), 0.0)
+    grad = de_out.abs() + (dlogit.abs() + rounding * logit_inside + flipped_logit / BACKWARD_RTOL)[..., None]
+    feature_inside = t.product.abs() <= 5
+    flipped_feature = torch.where(_near_the_bound(t.product, t.product.abs()),
+                                  (de_out + dlogit[..., None]).abs() * e.abs() / BACKWARD_RTOL, 0.0)
+    dproduct = torch.where(feature_inside, grad * e.abs(), 0.0) + flipped_feature
+    scale = q.shape[-1] ** -0.5
+    return {"dq": torch.zeros_like(q).index_add_(0, t.dst, dproduct * k[t.src].abs()) * scale,
+            "dk": torch.zeros_like(k).index_add_(0, t.src, dproduct * q[t.dst].abs()) * scale,
+            "dv": torch.zeros_like(v).index_add_(0, t.src, (t.p * condition)[..., None] * dh[t.dst].abs()),
+            "de": grad * t.clipped.abs()}
+
+
+def _bound_of(output: str) -> Callable:
+    def scale(inputs, expected):
+        return _graph_attention_backward_bounds(inputs)[output]
+    scale.__doc__ = f"The rounding bound of {output}, and the terms a clip near +-5 may mask (see above)."
+    return scale
+
+
+_GRADIENTS_EXPLAINED = ("the float32 rounding bound of each term, through p, δ and the clips, and whole any term "
+                        "whose clip float32 may decide either way")
+
+
+def _attention_backward_with(**mistake) -> Callable:
+    """A hint's check: a gradient is puzzle 16's with this mistake (grader.course.mistakes.attention_backward), and
+    that mistake changes it here. dq, dk and dv have one shape: each is compared with all three."""
+    def check(i, z, b):
+        wrong, right = attention_backward(i, **mistake), attention_backward(i)
+        return any(w.shape == z.shape and z.numel() and matches(z, w) and not matches(r, w)
+                   for w, r in zip(wrong, right))
+    check.__doc__ = f"Check whether a gradient is the layer's backward with {mistake}."
+    return check
+
+
+GRAPH_ATTENTION_BACKWARD_HINTS = (
+    Hint("clip bounds stop the gradient", _attention_backward_with(bounds_pass=False),
+         "at exactly -5 or 5 the gradient passes: torch's clamp counts the bounds as inside its range, so the masks "
+         "are tl.abs(x) <= 5.0, not < 5.0"),
+    Hint("logit clip's gradient ignored", _attention_backward_with(logit_mask=False),
+         "where the logit clip held the logit at -5 or 5 (|logit| > 5), its gradient is 0: dlogit = "
+         "tl.where(tl.abs(logit) <= 5.0, p * (dh . v - δ), 0.0)"),
+    Hint("feature clip's gradient ignored", _attention_backward_with(feature_mask=False),
+         "where the feature clip held k q / sqrt(D) at -5 or 5, that feature's gradient is 0: mask g * e with "
+         "tl.abs(product) <= 5.0 before it reaches dq and dk"),
+    Hint("δ left out", _attention_backward_with(delta=False),
+         "dlogit misses δ: dlogit = p * (dh_n . v_s - δ_n), with δ_n = dh_n . h_n, the row sum of dh * h over the "
+         "features (puzzle 14's Δ), from the saved h"),
+    Hint("de from the unclipped product", _attention_backward_with(de_clipped=False),
+         "de = g * clip(k q / sqrt(D), -5, 5): the clipped product, as e_out was made, not the raw one"),
+    Hint("de_out left out", _attention_backward_with(with_de_out=False),
+         "g = de_out + dlogit: e_out is an output too, and its gradient de_out reaches e, q and k directly"),
+    Hint("1/sqrt(D) left out", _attention_backward_with(scaled=False),
+         "dq and dk lack the 1/sqrt(D) of k q / sqrt(D): multiply them by scale"),
+)
+
+_PASSES = "once per edge in each pass (the incoming and the outgoing), and once per node"
+_SCALARS = "; the two [E, H] tensors the first pass leaves (p and dlogit) count here too"
+
+GRAPH_ATTENTION_BACKWARD = Puzzle(
+    16, "graph_attention_backward", "Graph attention backward, over the transposed graph", NOTEBOOK,
+    specs.graph_attention_backward, GRAPH_ATTENTION_BACKWARD_CASES,
+    tuple(Tolerance(BACKWARD_RTOL, _bound_of(name), _GRADIENTS_EXPLAINED) for name in ("dq", "dk", "dv", "de")),
+    hints=GRAPH_ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv", "de"),
+    budgets=(NoAtomics(lesson="dk and dv sum over each node's outgoing edges: walk the CSR by source, one program "
+                              "per node, instead of scattering into the sources."),
+             Loads(("e",), "2*E*H*D + 2*E*H", lesson=f"Read each edge's e once in each pass{_SCALARS}; an [E, H, D] "
+                                                    "tensor handed from one pass to the next shows here."),
+             Loads(("k",), "(2*E + N)*H*D + 2*E*H", lesson=f"Read k at most {_PASSES}{_SCALARS}."),
+             Loads(("v",), "(2*E + N)*H*D + 2*E*H", lesson=f"Read v at most {_PASSES}{_SCALARS}."),
+             *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv", "de"))))
+
+PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD)
