@@ -66,19 +66,19 @@ WIDE_BLOCKS = [
 
 @pytest.mark.parametrize("cheat", TORCH_COMPUTE + WIDE_BLOCKS, ids=lambda c: c.file)
 def test_cheating_launcher_is_refused(cheat):
-    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True))
+    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
     assert case.reason == "launcher", f"{case.name}: {case.reason}: {case.message}"
     assert cheat.clue in case.message
 
 
 def test_the_refusal_names_the_learners_line():
-    case = failed_case(grade_file(4, CHEATS / "p04_host_row_max.py", first_failure=True))
+    case = failed_case(grade_file(4, CHEATS / "p04_host_row_max.py", first_failure=True, own_launcher=True))
     assert "at p04_host_row_max.py:" in case.message and "x.amax(dim=1)" in case.message
 
 
 def test_a_puzzle_that_lists_an_op_lets_the_launcher_use_it():
     puzzle = dataclasses.replace(registry.find(1), launcher_ops=("aten.clone",))
-    result = grade_file(puzzle, CHEATS / "p01_clones_x.py")
+    result = grade_file(puzzle, CHEATS / "p01_clones_x.py", own_launcher=True)
     assert result.status == "passed", [(c.name, c.reason, c.message) for c in result.cases]
 
 
