@@ -234,7 +234,7 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
 
 # Puzzles written since the last GPU run: their rows come with the next one (scripts/gpu_check.sh), and then this
 # set empties (the test below fails once they are recorded, to say so).
-NOT_YET_RECORDED = {14, 15, 16}
+NOT_YET_RECORDED = {14, 15, 16, 17}
 
 
 # The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. Until that run
@@ -395,16 +395,16 @@ def cpu_bench(monkeypatch):
         puzzle.spec, size if isinstance(size, Case) else Case("bench", size), seed=0))
     from grader.bench import baselines
 
-    monkeypatch.setattr(baselines, "_compiled_flex_attention", lambda: _eager_flex)
+    monkeypatch.setattr(baselines, "compiled_flex_attention", lambda: _eager_flex)
     return bench
 
 
-def _eager_flex(q, k, v, block_mask):
+def _eager_flex(q, k, v, block_mask, **options):
     from torch.nn.attention.flex_attention import flex_attention
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return flex_attention(q.float(), k.float(), v.float(), block_mask=block_mask).to(q.dtype)
+        return flex_attention(q.float(), k.float(), v.float(), block_mask=block_mask, **options).to(q.dtype)
 
 
 def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_bench):
@@ -453,7 +453,9 @@ def _backward_sizes():
                          id="14"),
             pytest.param(15, backward.CROSS_ENTROPY_BACKWARD_CASES[0], dict(BLOCK_V=128), marks=pytest.mark.puzzle15,
                          id="15"),
-            pytest.param(16, small_molecules, dict(BLOCK_E=8), marks=pytest.mark.puzzle16, id="16")]
+            pytest.param(16, small_molecules, dict(BLOCK_E=8), marks=pytest.mark.puzzle16, id="16"),
+            pytest.param(17, Case("causal", dict(N=40, T=40, D=16, causal=True, scale=0.25)), dict(BQ=16, BK=16),
+                         marks=pytest.mark.puzzle17, id="17")]
 
 
 @pytest.mark.parametrize("number, size, blocks", _backward_sizes())
@@ -461,9 +463,9 @@ def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_benc
     """A backward's peers are autograd's backward passes, eager and compiled (here the identity), each given its
     forward's graph once; the spec, which runs the forward too, is not timed. Every result matches the spec."""
     puzzle = registry.find(number)
-    settings = dataclasses.replace(bench_settings.BENCHES[puzzle.slug], blocks=(blocks,))
+    settings = dataclasses.replace(bench_settings.BENCHES[puzzle.slug], sweep=(blocks,))
     rows = cpu_bench.bench_size(puzzle, loader.load_launcher(puzzle, "solutions"), size, 4e12, 2e12,
-                                use_compile=True, settings=settings)
+                                use_compile=True, flop_rate=1e12, settings=settings)
     variants = [f"triton ({name})" for name in settings.variants]
     assert [r["impl"] for r in rows] == ["triton (ours)", *variants, *settings.baselines]
     assert [r["impl"] for r in rows][len(variants) + 1].startswith("eager"), "vs eager needs an eager row"

@@ -50,6 +50,7 @@ TORCH_COMPUTE = [
     Cheat("p14_host_delta.py", "`aten.mul`"),
     Cheat("p15_host_softmax.py", "`aten.sub`"),  # x - lse[:, None]: the launcher may count rows (ne, sum), no more
     Cheat("p16_host_delta.py", "`aten.mul`"),
+    Cheat("p17_host_delta.py", "`aten._to_copy`"),  # o.float(), on the way to the product
 ]
 WIDE_BLOCKS = [
     Cheat("p05_one_block_global.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
@@ -61,6 +62,8 @@ WIDE_BLOCKS = [
                                       "B1=256"),
     Cheat("p14_one_block_per_row.py", "this case asks for B1=32; your launch of whole_row_softmax_backward_kernel "
                                       "used B1=256"),
+    Cheat("p17_every_query_at_once.py", "this case asks for BQ=32; your launch of attention_backward_dkdv_kernel "
+                                        "used BQ=128"),
 ]
 
 

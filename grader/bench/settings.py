@@ -35,6 +35,7 @@ class Baseline:
     settings: tuple[Mapping[str, int], ...] = ({},)  # extra keyword arguments of run; the fastest is reported
     compile: bool = True  # also time run under torch.compile (pointless for a Triton kernel, or code that compiles)
     note: Callable[[Mapping], str] | None = None  # a note from prepare's result, e.g. how many blocks are computed
+    compiles: bool = False  # prepare itself compiles (FlexAttention, a torch.compile peer): skipped by --no-compile
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ def autograd_peer(forward: Callable, arguments: Callable[[Mapping], tuple], wrt:
             outputs = run_forward(*values)
         return {"outputs": outputs, "leaves": tuple(values[position] for position in wrt),
                 "grads": tuple(inputs[name] for name in grads)}
-    return Baseline(prepare, backward_of, compile=False)
+    return Baseline(prepare, backward_of, compile=False, compiles=compiled)
 
 
 def backward_of(outputs, leaves, grads):
@@ -337,6 +338,83 @@ GRAPH_ATTENTION_BACKWARD_BENCH = Bench(
                "torch.compile, the layer's backward (COO kept)": autograd_peer(
                    coo_attention, _attention_edges_kept, (0, 1, 2, 3), ("dh", "de_out"), compiled=True)})
 
+# Puzzles 17 and 18 compare with the fused attention backward passes a practitioner calls. Each takes [B, H, N, D]:
+# the inputs as one batch of one head, the gradients back as [N, D] views in the inputs' 16-bit type.
+
+def _one_head(inputs) -> list:
+    return [inputs[name][None, None].detach().clone().requires_grad_() for name in ("q", "k", "v")]
+
+
+def _heads_backward(outputs, leaves, grads):
+    """The backward of one [1, 1, N, D] attention: (dq, dk, dv) as [N, D] views."""
+    return tuple(g[0, 0] for g in torch.autograd.grad(outputs, leaves, grads, retain_graph=True))
+
+
+def sdpa_backward(backend: str) -> Baseline:
+    """PyTorch's scaled_dot_product_attention backward with one backend (FLASH_ATTENTION: FlashAttention-2;
+    CUDNN_ATTENTION: cuDNN's), its forward run once, untimed. Its causal mask is aligned top left: the bench's causal
+    sizes have N = T, where that is ours."""
+    def prepare(inputs):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        leaves = _one_head(inputs)
+        with torch.enable_grad(), sdpa_kernel(getattr(SDPBackend, backend)):
+            out = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=bool(inputs["causal"]),
+                                                                   scale=inputs["scale"])
+        return {"outputs": out, "leaves": tuple(leaves), "grads": (inputs["do"][None, None],)}
+    return Baseline(prepare, _heads_backward, compile=False)
+
+
+def _flex_backward_causal(inputs):
+    """Compiled FlexAttention's forward, untimed, with a causal block mask (ours, aligned to the last query and
+    key) where the size is causal; its backward is what is timed."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    n, t = inputs["q"].shape[0], inputs["k"].shape[0]
+    torch._dynamo.reset()  # a new mask_mod per size: a clean cache keeps dynamo under its recompile limit
+    block_mask = None
+    if inputs["causal"]:
+        block_mask = create_block_mask(lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + (t - n), 1, 1, n, t,
+                                       device=inputs["q"].device, BLOCK_SIZE=baselines.FLEX_BLOCK)
+    leaves = _one_head(inputs)
+    with torch.enable_grad():
+        out = baselines.compiled_flex_attention()(*leaves, block_mask=block_mask, scale=inputs["scale"])
+    return {"outputs": out, "leaves": tuple(leaves), "grads": (inputs["do"][None, None],)}
+
+
+def _attention_output(q, k, v, causal, scale):
+    return specs.masked_attention(q, k, v, causal, scale)[0]
+
+
+def _attention_arguments_17(inputs) -> tuple:
+    return tuple(inputs[name] for name in ("q", "k", "v", "causal", "scale"))
+
+
+def _attention_backward_size(n: int, d: int, causal: bool = False) -> Case:
+    return Case(f"{'causal, ' if causal else ''}N={n}, D={d}", dict(N=n, T=n, D=d, causal=causal, scale=d ** -0.5))
+
+
+ATTENTION_BACKWARD_BENCH = Bench(
+    sizes=(*(_attention_backward_size(n, d) for d in (64, 128) for n in (4096, 8192, 16384)),
+           *(_attention_backward_size(16384, d, causal=True) for d in (64, 128)),
+           _attention_backward_size(3001, 64)),  # no block divides 3001 (puzzle 12's ragged size)
+    # Tiles of the two walks: the sweep chose nothing yet (no GPU run of this puzzle so far)
+    sweep=(dict(BQ=64, BK=64), dict(BQ=128, BK=64), dict(BQ=64, BK=128), dict(BQ=32, BK=128), dict(BQ=128, BK=32),
+           dict(BQ=64, BK=64, num_stages=3), dict(BQ=64, BK=64, num_warps=8)),
+    # The backward is 2.5 times the forward's 4 N T D (FlashAttention-2's count: five N x T x D products, not the
+    # seven a recomputing kernel runs), half of it under the causal mask.
+    flops=lambda d: 10 * d["N"] * d["T"] * d["D"] // (2 if d["causal"] else 1),
+    close=HALF_CLOSE, eager_spec=False, compile_spec=False,
+    variants={"attention_backward_atomics": lambda d: True},
+    baselines={
+        "eager autograd of the spec": autograd_peer(_attention_output, _attention_arguments_17, (0, 1, 2), ("do",)),
+        "SDPA backward, flash (FlashAttention-2)": sdpa_backward("FLASH_ATTENTION"),
+        "SDPA backward, cuDNN": sdpa_backward("CUDNN_ATTENTION"),
+        "FlexAttention backward": Baseline(_flex_backward_causal, _heads_backward, compile=False, compiles=True),
+        "torch.compile, the spec's backward": autograd_peer(_attention_output, _attention_arguments_17, (0, 1, 2),
+                                                            ("do",), compiled=True),
+    })
+
 # -- every puzzle's, by slug -----------------------------------------------------------------------------
 
 # The PyG peers are timed eager only: compiled, they would be the same gathers and scatters as the compiled
@@ -377,4 +455,5 @@ BENCHES: dict[str, Bench] = {
     "softmax_backward": SOFTMAX_BACKWARD_BENCH,
     "cross_entropy_backward": CROSS_ENTROPY_BACKWARD_BENCH,
     "graph_attention_backward": GRAPH_ATTENTION_BACKWARD_BENCH,
+    "attention_backward": ATTENTION_BACKWARD_BENCH,
 }

@@ -10,10 +10,13 @@ PyTorch a practitioner would write (``grader/bench/settings.py``).
 - ``one_pass_softmax`` (5), ``scalar_attention`` (6), ``tiled_attention`` (12), ``window_attention`` (13):
   its loops, as each puzzle runs it.
 - ``coo_scatter`` (7, 8) and ``coo_attention`` (10) over COO edges, ``edge_ends`` decoding them from CSC.
+- ``softmax_backward`` (14), ``cross_entropy_backward`` (15), ``attention_backward`` (16) and ``flash_backward``
+  (17): the backward passes in closed form, from the saved tensors as a kernel is given them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -297,3 +300,42 @@ def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True
     dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * q[t.dst]) * scale
     dv = torch.zeros_like(q).index_add_(0, t.src, t.p[..., None] * dh[t.dst])
     return dq, dk, dv, de
+
+
+# -- chapter 5, part 2: attention backward (puzzles 17 and 18) ----------------------------------------------
+
+class FlashTerms(NamedTuple):
+    """What puzzle 17's kernels compute per (query, key) pair, in float64 from the inputs as the grader saved them:
+    p = exp(s - lse) where the query sees the key (else 0), dp = dO V^T, and Δ = rowsum(dO * o)."""
+    seen: torch.Tensor  # [N, T] booleans
+    p: torch.Tensor
+    dp: torch.Tensor
+    delta: torch.Tensor  # [N]
+
+
+def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "natural") -> FlashTerms:
+    """Puzzle 17's per-pair terms; causal_mask "bottom right" (right: query i sees key j when j <= i + T - N),
+    "top left" (j <= i) or "none" (the flag ignored), used only when the case is causal; lse_units "natural"
+    (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is exp(s - lse ln 2))."""
+    q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
+    n, t = q.shape[0], k.shape[0]
+    if not inputs["causal"] or causal_mask == "none":
+        seen = torch.ones(n, t, dtype=torch.bool)
+    elif causal_mask == "top left":
+        seen = torch.arange(t)[None, :] <= torch.arange(n)[:, None]
+    else:
+        seen = specs.causal_visible(n, t)
+    shift = lse if lse_units == "natural" else lse * math.log(2)
+    exponent = torch.where(seen, q @ k.T * inputs["scale"] - shift[:, None], -torch.inf)
+    return FlashTerms(seen, torch.exp(exponent), do @ v.T, (do * o).sum(dim=1))
+
+
+def flash_backward(inputs, delta: bool = True, scaled: int = 1, causal_mask: str = "bottom right",
+                   lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Puzzle 17's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times scale**scaled
+    (0: the scale left out; 2: applied twice, say to q and again at the end); the causal mask aligned top left or
+    ignored; lse taken for log2 units (see flash_terms)."""
+    t = flash_terms(inputs, causal_mask, lse_units)
+    ds = t.p * (t.dp - (t.delta[:, None] if delta else 0.0))
+    scale = inputs["scale"] ** scaled
+    return ds @ inputs["k"] * scale, ds.T @ inputs["q"] * scale, t.p.T @ inputs["do"]

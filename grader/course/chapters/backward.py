@@ -1,5 +1,5 @@
-"""Chapter 5, training: backward passes (notebooks/05_backward.ipynb): puzzles 14-16, softmax_backward,
-cross_entropy_backward and graph_attention_backward.
+"""Chapter 5, training: backward passes (notebooks/05_backward.ipynb): puzzles 14-18, softmax_backward,
+cross_entropy_backward, graph_attention_backward, attention_backward and sparse_attention_backward.
 
 How the one case generator and the one checker grade a gradient, with no machinery of their own:
 - A backward spec (``grader.course.specs``) is float64 autograd of its forward spec: the reference is the
@@ -17,15 +17,15 @@ How the one case generator and the one checker grade a gradient, with no machine
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 
 from grader.course import graphs, specs
-from grader.course.budgets import Loads, NoAtomics, Reads, Writes
-from grader.course.cases import Case, Fill, normal, per_input, rows
+from grader.course.budgets import Dots, Loads, NoAtomics, Reads, Scratch, Writes
+from grader.course.cases import Case, Fill, normal, odd_rows_negated, per_input, rows, uniform
 from grader.course.chapters.sparse_graphs import _ragged_programs
-from grader.course.mistakes import attention_backward, attention_terms, matches
+from grader.course.mistakes import attention_backward, attention_terms, flash_backward, flash_terms, matches, near
 from grader.course.mistakes import cross_entropy_backward as cross_entropy_mistake
 from grader.course.mistakes import softmax_backward as softmax_backward_mistake
 from grader.course.puzzle import Hint, Puzzle, Tolerance
@@ -407,4 +407,175 @@ GRAPH_ATTENTION_BACKWARD = Puzzle(
              Loads(("v",), "(2*E + N)*H*D + 2*E*H", lesson=f"Read v at most {_PASSES}{_SCALARS}."),
              *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv", "de"))))
 
-PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD)
+# -- puzzle 17: attention_backward -------------------------------------------------------------------------------
+
+
+def walks(sizes: Mapping) -> dict[str, int]:
+    """What the two walks of puzzle 17 visit at a case's sizes and block sizes, for its budgets (query i sees key j
+    when j <= i + T - N, if causal): key_walk_rows, the query rows all key-block programs load (each starts at the
+    first whole query block that sees one of its keys); query_walk_rows, the key rows all query-block programs
+    load (each stops after the last key block its last query sees); dot_floor, the tl.dot work of four products
+    per (query row, key block) of the key walk and three per (key row, query block) of the query walk (a
+    program's own block counts whole, the rows it loops over exactly, as in puzzle 12's budget)."""
+    n, t, d, bq, bk, causal = (sizes[name] for name in ("N", "T", "D", "BQ", "BK", "causal"))
+    shift = t - n if causal else t  # without the mask, every query sees every key
+    key_rows = [n - min(max(first - shift, 0) // bq * bq, n) if causal else n for first in range(0, t, bk)]
+    query_ends = [min(t, max(first + bq + shift, 0)) if causal else t for first in range(0, n, bq)]
+    query_rows = [min(t, -(-end // bk) * bk) for end in query_ends]
+    return dict(key_walk_rows=sum(key_rows), query_walk_rows=sum(query_rows),
+                dot_floor=d * (4 * bk * sum(key_rows) + 3 * bq * sum(query_rows)))
+
+
+def _attention_case(name: str, n: int, t: int, d: int, bq: int, bk: int, causal: bool = False,
+                    scale: float | None = None, about: str = "", fill: Fill | None = None, half=None,
+                    repeat: bool = False) -> Case:
+    """A case of puzzle 17: N queries, T keys of D features, blocks BQ and BK; scale 1 / sqrt(D) unless given;
+    values standard normal unless filled otherwise."""
+    dims = dict(N=n, T=t, D=d, causal=causal, scale=d ** -0.5 if scale is None else scale)
+    return Case(name, dims, dict(BQ=bq, BK=bk), fill=fill or normal(), about=about, half=half, repeat=repeat)
+
+
+ATTENTION_BACKWARD_CASES = (
+    _attention_case("spec", 100, 130, 32, 32, 32, about="neither N nor T a multiple of a block"),
+    _attention_case("whole blocks", 64, 96, 32, 32, 32,
+                    about="N and T multiples of both blocks: every tile is whole, so all seven products per tile pair "
+                          "must be tl.dot calls to reach the budget's work"),
+    _attention_case("one key block", 64, 20, 32, 16, 32, about="T < BK: one key-block program walks every query"),
+    _attention_case("many key blocks", 40, 1001, 16, 16, 64, about="16 key blocks, the last partial"),
+    _attention_case("N = 3001", 3001, 45, 16, 128, 32,
+                    about="3001 queries (no block divides it) against 45 keys (the interpreter is slow at N x T; the "
+                          "benchmark runs N = T = 3001)"),
+    _attention_case("scale 0.3", 50, 70, 64, 16, 32, scale=0.3, about="a scale other than 1 / sqrt(D): use the "
+                                                                       "argument, in s and in dq and dk"),
+    _attention_case("dO x 100", 40, 90, 128, 16, 32, fill=per_input(do=normal(100.0)),
+                    about="gradients in the thousands: sums in float32, ds below float16's 65504 before its cast"),
+    _attention_case("dO x 1e-3", 40, 90, 64, 16, 32, fill=per_input(do=normal(1e-3)),
+                    about="ds as small as 1e-8, below float16's normal range (6e-5): float16 keeps fewer digits "
+                          "there, which the tolerance allows; nothing may be flushed to 0 on purpose"),
+    _attention_case("large scores", 40, 150, 32, 16, 32, fill=normal(8.0),
+                    about="scores in the hundreds: p = exp(s - lse) from the saved lse, never exp(s) alone"),
+    _attention_case("scores far below 0, keys padded", 40, 100, 32, 16, 32,
+                    fill=per_input(q=odd_rows_negated(uniform(0.5, 1.5)), k=uniform(-40.0, -30.0)),
+                    about="the even rows score about -200 on every key, so their lse is about -200, and T is not a "
+                          "multiple of BK: a padded key (score 0) would get p = exp(200), which overflows"),
+    _attention_case("causal, N = T", 100, 100, 32, 16, 32, causal=True,
+                    about="query i sees keys 0..i: blocks above the diagonal skipped, the diagonal ones masked"),
+    _attention_case("causal, more keys than queries", 40, 100, 32, 16, 32, causal=True,
+                    about="query i sees keys 0..i + 60: the mask is aligned to the last key, not the first"),
+    _attention_case("causal, more queries than keys", 90, 40, 32, 16, 16, causal=True,
+                    about="the mask ends at the last query and key: the first 50 queries see no key, their lse is "
+                          "-inf and their gradients 0, with no NaN (inf - inf)"),
+    _attention_case("D=128", 40, 90, 128, 16, 32, causal=True, about="D=128, causal"),
+    _attention_case("bfloat16", 70, 90, 64, 32, 32, half=torch.bfloat16,
+                    about="bfloat16 inputs: cast p and ds to the inputs' dtype for tl.dot"),
+    _attention_case("the same case twice", 100, 130, 32, 32, 32, causal=True, repeat=True,
+                    about="run twice on a GPU, the two results must be the same bits: no atomics"),
+)
+
+ATTENTION_BACKWARD_RTOL = 1e-2
+# Half the spacing of float16's subnormal numbers: rounding p or ds below float16's normal range (6.1e-5) to 16 bits
+# may move it by this much, whatever its size.
+HALF_SUBNORMAL = 2.0 ** -25
+
+
+def _attention_backward_bounds(inputs) -> dict[str, torch.Tensor]:
+    """Per output, the scale of an honest kernel's error: p and ds rounded to 16 bits before their tl.dot (2^-9 of
+    each in bfloat16, or HALF_SUBNORMAL below float16's normal range), and Δ from the 16-bit o the forward saved
+    (off by up to 2^-9 of sum_d |dO o|)."""
+    t = flash_terms(inputs)
+    q, k, do = inputs["q"], inputs["k"], inputs["do"]
+    floor = HALF_SUBNORMAL / ATTENTION_BACKWARD_RTOL
+    ds = torch.where(t.seen, t.p * ((t.dp - t.delta[:, None]).abs() + (do * inputs["o"]).abs().sum(1)[:, None])
+                     + floor, 0.0)
+    p = torch.where(t.seen, t.p + floor, 0.0)
+    return {"dq": ds @ k.abs() * inputs["scale"], "dk": ds.T @ q.abs() * inputs["scale"], "dv": p.T @ do.abs()}
+
+
+def _attention_bound_of(output: str) -> Callable:
+    def scale(inputs, expected):
+        return _attention_backward_bounds(inputs)[output]
+    scale.__doc__ = f"The rounding bound of {output} (see _attention_backward_bounds)."
+    return scale
+
+
+def _flash_backward_with(**mistake) -> Callable:
+    """A hint's check: a gradient is puzzle 17's with this mistake (grader.course.mistakes.flash_backward), within
+    the 16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
+    def check(i, z, b):
+        bounds = _attention_backward_bounds(i)
+        wrong, right = flash_backward(i, **mistake), flash_backward(i)
+        return any(w.shape == z.shape and z.numel() and near(z, w, bounds[name]) and not near(r, w, bounds[name])
+                   for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    check.__doc__ = f"Check whether a gradient is the attention backward with {mistake}."
+    return check
+
+
+def _nan_where_no_key(i, z, b) -> bool:
+    """Check whether the gradient has NaN and some query sees no key (lse = -inf): exp(-inf - -inf)."""
+    return bool(z.isnan().any()) and bool(i["lse"].isneginf().any())
+
+
+def _padded_keys_overflow(i, z, b) -> bool:
+    """Check whether the gradient has NaN or inf where T is not a multiple of BK and some query's lse is far below 0:
+    a padded key's score 0 gives p = exp(-lse), which overflows float32."""
+    lse = i["lse"]
+    return bool((~z.isfinite()).any()) and i["k"].shape[0] % b["BK"] != 0 and bool((lse.isfinite() & (lse < -80)).any())
+
+
+ATTENTION_BACKWARD_HINTS = (
+    Hint("padded keys overflow", _padded_keys_overflow,
+         "NaN or inf: keys past T load as 0, so their score is 0 and p = exp(0 - lse), which overflows where lse is "
+         "far below 0 (here about -200). Give them p = 0: tl.where on the keys in range (keys < T)"),
+    Hint("NaN where a query sees no key", _nan_where_no_key,
+         "NaN: a query that sees no key has lse = -inf, and exp2(-inf - -inf) is NaN. Set p with tl.where(seen, "
+         "tl.exp2(s - lse * log2(e)), 0.0), so the masked pairs never reach the subtraction's result"),
+    Hint("Δ left out", _flash_backward_with(delta=False),
+         "ds misses Δ: ds = p * (dp - Δ[:, None]), with Δ_i = dO_i . o_i from the delta kernel (puzzle 14's Δ)"),
+    Hint("scale left out", _flash_backward_with(scaled=0),
+         "dq and dk lack the scale of s = scale * q . k: multiply them by `scale` when you store them"),
+    Hint("scale applied twice", _flash_backward_with(scaled=2),
+         "dq and dk carry the scale twice: it belongs once, in s (for p) and once in dq and dk, not also in q or k"),
+    Hint("lse in the wrong units", _flash_backward_with(lse_units="log2"),
+         "p is off by a factor per row: lse is a natural log. With exp2, multiply both the scores and lse by "
+         "log2(e): p = exp2(s * log2(e) - lse * log2(e))"),
+    Hint("causal mask aligned top left", _flash_backward_with(causal_mask="top left"),
+         "the causal mask is aligned to the first query and key; here it ends at the last ones: query i sees key j "
+         "when j <= i + (T - N)"),
+    Hint("causal mask ignored", _flash_backward_with(causal_mask="none"),
+         "with causal set, query i sees only keys j <= i + (T - N): mask p (and skip the blocks above the diagonal)"),
+)
+
+# Loads of tensors that are not inputs (Δ) count against every budget on floating-point inputs (grader.course.budgets).
+_ONCE_PER_KEY_WALK = "each query row once per key block's walk that needs it, and once in the other kernels, Δ too"
+_ONCE_PER_QUERY_WALK = "each key row once per query block's walk that needs it, and once in the key walk, Δ too"
+
+ATTENTION_BACKWARD = Puzzle(
+    17, "attention_backward", "FlashAttention backward on tensor cores", NOTEBOOK, specs.attention_backward,
+    ATTENTION_BACKWARD_CASES,
+    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _attention_bound_of(name),
+                    "the 16-bit rounding of p and ds before their tl.dot, through the products that follow")
+          for name in ("dq", "dk", "dv")),
+    hints=ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv"),
+    budgets=(NoAtomics(lesson="Each program owns the rows it writes: dk and dv in the key walk, dq in the query "
+                              "walk, so every sum runs in one order."),
+             Loads(("q",), "(key_walk_rows + N) * (D + 1)", says=_ONCE_PER_KEY_WALK,
+                   lesson="Read q once per key block's walk and once in the query walk (Δ counts with it); with "
+                          "causal, a key block's walk starts at the first query block that sees one of its keys."),
+             Loads(("do",), "(key_walk_rows + 2 * N) * D + key_walk_rows + N", says=_ONCE_PER_KEY_WALK,
+                   lesson="Read dO once per key block's walk, once in the query walk and once for Δ."),
+             Loads(("lse",), "2 * (key_walk_rows + N)", says=_ONCE_PER_KEY_WALK,
+                   lesson="Read lse once per key block's walk and once in the query walk (Δ counts with it)."),
+             *(Loads((name,), "(query_walk_rows + T) * D + key_walk_rows + N", says=_ONCE_PER_QUERY_WALK,
+                     lesson=f"Read {name} once per query block's walk and once in the key walk (Δ counts with it); "
+                            "with causal, a query block's walk stops after the last key block its queries see.")
+               for name in ("k", "v")),
+             Scratch(("dq", "dk", "dv"), "N",
+                     lesson="Only Δ (one float per query) goes from one kernel to the next: p and ds live in "
+                            "registers, one tile at a time, never as N x T matrices in memory."),
+             Dots("dot_floor", says="4 products per key-walk tile and 3 per query-walk tile",
+                  lesson="All seven products are tl.dot calls on 16-bit operands: s and dp in both walks, dv and dk "
+                         "in the key walk, dq in the query walk."),
+             *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))),
+    lesson_blocks=("BQ", "BK"), budget_sizes=walks)
+
+PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD, ATTENTION_BACKWARD)
