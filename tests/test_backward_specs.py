@@ -18,9 +18,16 @@ import torch
 
 from grader.course import graphs, registry, specs
 from grader.course.cases import Case, case_seed, make_inputs, normal, per_input, reference
-from grader.course.mistakes import attention_backward, cross_entropy_backward, flash_backward, softmax_backward
+from grader.course.mistakes import (
+    attention_backward,
+    bsb_backward,
+    cross_entropy_backward,
+    flash_backward,
+    softmax_backward,
+)
 
-pytestmark = [pytest.mark.puzzle14, pytest.mark.puzzle15, pytest.mark.puzzle16, pytest.mark.puzzle17]
+pytestmark = [pytest.mark.puzzle14, pytest.mark.puzzle15, pytest.mark.puzzle16, pytest.mark.puzzle17,
+              pytest.mark.puzzle18]
 
 
 def _gen(seed: int = 0) -> torch.Generator:
@@ -161,6 +168,19 @@ def test_attention_backward_is_the_gradient_of_attention_with_its_scale_and_mask
     assert torch.equal(got[0][:2], torch.zeros(2, 4, dtype=torch.float64))
 
 
+def test_sparse_attention_backward_is_the_gradient_of_puzzle_13s_attention():
+    """On the tiny graph: a hub row, a duplicate edge (counted once), a node with no edge (dq, dk, dv all 0)."""
+    case = Case("tiny", dict(D=3), graph=lambda gen: _tiny_graph())
+    inputs = _exact(make_inputs(specs.sparse_attention_backward, case, seed=0)[0])
+    bsb = [inputs[name] for name in ("window_ptr", "tcb_col", "tcb_mask", "window_order")]
+    expected = _numerical_vjp(lambda *t: specs.sparse_attention(*t, *bsb), [inputs[name] for name in "qkv"],
+                              (inputs["do"],))
+    got = reference(specs.sparse_attention_backward, make_inputs(specs.sparse_attention_backward, case, seed=0)[0])
+    for name, mine, theirs in zip(("dq", "dk", "dv"), got, expected):
+        assert torch.allclose(mine, theirs, rtol=1e-6, atol=1e-8), name
+    assert all(torch.equal(g[5], torch.zeros(3, dtype=torch.float64)) for g in got)
+
+
 def test_the_clip_passes_the_gradient_at_exactly_5_and_not_beyond():
     """torch's clamp, which the spec uses: the gradient is 1 at the bounds and 0 past them."""
     x = torch.tensor([-5.01, -5.0, 0.0, 5.0, 5.01], dtype=torch.float64, requires_grad=True)
@@ -221,16 +241,32 @@ def test_o_and_lse_are_the_attention_and_log_sum_exp_of_what_each_query_sees():
             assert torch.allclose(exact["o"][i], o, rtol=2e-3, atol=1e-3)  # o is float16, as the forward saved it
 
 
+def test_the_sparse_lse_is_the_log_sum_exp_over_each_rows_distinct_neighbours():
+    case = registry.find(18).cases[0]
+    inputs = make_inputs(specs.sparse_attention_backward, case, seed=5)[0]
+    exact = _exact(inputs)
+    neighbours = {}  # read back by hand from the BSB's bitmap, the only form of the graph the puzzle is given
+    for tcb, window in enumerate(graphs.slot_nodes(inputs["window_ptr"]).tolist()):
+        for r in range(16):
+            for c in range(16):
+                if inputs["tcb_mask"][tcb, r] >> c & 1:
+                    neighbours.setdefault(16 * window + r, set()).add(int(inputs["tcb_col"][tcb, c]))
+    for i in range(exact["q"].shape[0]):
+        scores = [float(exact["q"][i] @ exact["k"][j]) / 32 ** 0.5 for j in neighbours.get(i, ())]
+        expected = max(scores) + math.log(sum(math.exp(x - max(scores)) for x in scores)) if scores else -math.inf
+        assert float(inputs["lse"][i]) == pytest.approx(expected, rel=1e-6)
+
+
 # -- the closed forms the hints compare with ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("number", [14, 15, 16, 17])
+@pytest.mark.parametrize("number", [14, 15, 16, 17, 18])
 def test_the_closed_forms_with_no_mistake_equal_the_autograd_specs_on_every_case(number):
     """Within a tenth of the puzzle's tolerance: they take the saved tensors as given (rounded to float32, or to 16
     bits), where autograd recomputes them, so they differ by that rounding (on 14's constant-dy rows, by
     c y (1 - sum y))."""
     puzzle = registry.find(number)
     closed_form = {14: lambda i: softmax_backward(i["y"], i["dy"]), 15: cross_entropy_backward,
-                   16: attention_backward, 17: flash_backward}[number]
+                   16: attention_backward, 17: flash_backward, 18: bsb_backward}[number]
     for case in puzzle.cases:
         inputs = make_inputs(puzzle.spec, case, seed=1)[0]
         got = closed_form(_exact(inputs))

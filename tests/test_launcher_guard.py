@@ -51,6 +51,7 @@ TORCH_COMPUTE = [
     Cheat("p15_host_softmax.py", "`aten.sub`"),  # x - lse[:, None]: the launcher may count rows (ne, sum), no more
     Cheat("p16_host_delta.py", "`aten.mul`"),
     Cheat("p17_host_delta.py", "`aten._to_copy`"),  # o.float(), on the way to the product
+    Cheat("p18_host_delta.py", "`aten._to_copy`"),
 ]
 WIDE_BLOCKS = [
     Cheat("p05_one_block_global.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "

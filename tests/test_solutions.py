@@ -235,12 +235,24 @@ EXPECTED_READS = {
         "o": 1.0, "q": lambda i, s: _cdiv(s["T"], s["BK"]) + 1, "do": lambda i, s: _cdiv(s["T"], s["BK"]) + 2,
         "lse": lambda i, s: _cdiv(s["T"], s["BK"]) + 1, "delta": lambda i, s: _cdiv(s["T"], s["BK"]) + 1,
         "k": lambda i, s: _cdiv(s["N"], s["BQ"]) + 1, "v": lambda i, s: _cdiv(s["N"], s["BQ"]) + 1},
+    # the dq kernel reads each window's q, dO, o and lse once and gathers k and v per TCB of the BSB; the dk/dv kernel
+    # reads each key window's k and v once and gathers q, dO, lse and Δ per TCB of the transposed BSB
+    "sparse_attention_backward": {
+        "o": 1.0, "q": lambda i, s: 1 + _tcb_rows(i, "key_tcb_query") / s["N"],
+        "do": lambda i, s: 1 + _tcb_rows(i, "key_tcb_query") / s["N"],
+        "lse": lambda i, s: 1 + _tcb_rows(i, "key_tcb_query") / s["N"],
+        "delta": lambda i, s: _tcb_rows(i, "key_tcb_query") / s["N"],
+        "k": lambda i, s: 1 + _tcb_rows(i) / s["N"], "v": lambda i, s: 1 + _tcb_rows(i) / s["N"],
+        "tcb_col": 1.0, "tcb_mask": 1.0, "window_order": 1.0, "key_tcb_query": 1.0, "key_tcb_mask": 1.0,
+        "key_window_order": 1.0, "window_ptr": lambda i, s: _two_ends_per_node(i["window_ptr"]),
+        "key_window_ptr": lambda i, s: _two_ends_per_node(i["key_window_ptr"])},
 }
 
 
-def _tcb_rows(inputs) -> int:
-    """Rows of k (or v) puzzle 13 gathers: per TCB, its distinct columns."""
-    return sum(len(set(columns.tolist())) for columns in inputs["tcb_col"])
+def _tcb_rows(inputs, slots: str = "tcb_col") -> int:
+    """Rows of k (or v) puzzle 13 gathers: per TCB, its distinct columns (or, with key_tcb_query, the rows of q
+    puzzle 18's dk/dv kernel gathers: per TCB of the transposed BSB, its distinct queries)."""
+    return sum(len(set(columns.tolist())) for columns in inputs[slots])
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())

@@ -415,6 +415,39 @@ ATTENTION_BACKWARD_BENCH = Bench(
                                                             ("do",), compiled=True),
     })
 
+def _flex_backward_bsb(inputs):
+    """Compiled FlexAttention's forward with the dense adjacency mask_mod of puzzle 13's peer, untimed; its backward
+    is what is timed. Not run where N^2 passes int32 (baselines.flex_from_bsb says why)."""
+    prepared = baselines.flex_from_bsb(inputs)
+    leaves = _one_head(inputs)
+    with torch.enable_grad():
+        out = baselines.compiled_flex_attention()(*leaves, block_mask=prepared["block_mask"])
+    return {"outputs": out, "leaves": tuple(leaves), "grads": (inputs["do"][None, None],),
+            "block_mask": prepared["block_mask"], "q": prepared["q"]}
+
+
+def _flex_heads_backward(outputs, leaves, grads, block_mask, q):
+    """_heads_backward; the block mask and q are kept for the note on blocks computed (baselines.flex_blocks_note)."""
+    return _heads_backward(outputs, leaves, grads)
+
+
+def _edges_arguments(inputs) -> tuple:
+    kept = bsb_edges_kept(inputs)
+    return tuple(kept[name] for name in ("q", "k", "v", "rows", "cols"))
+
+
+SPARSE_ATTENTION_BACKWARD_BENCH = Bench(
+    sizes=tuple(size for n in (16384, 65536) for size in _sparse_bench_sizes(n)[:2]),  # random and banded
+    close=HALF_CLOSE, size_note=_bsb_note, cuda_graph=True, eager_spec=False, compile_spec=False,
+    baselines={
+        "eager autograd of the unfused layer (edges kept)": autograd_peer(unfused_attention, _edges_arguments,
+                                                                         (0, 1, 2), ("do",)),
+        "torch.compile, the unfused layer's backward (edges kept)": autograd_peer(
+            unfused_attention, _edges_arguments, (0, 1, 2), ("do",), compiled=True),
+        "FlexAttention backward (dense adjacency mask_mod)": Baseline(
+            _flex_backward_bsb, _flex_heads_backward, compile=False, compiles=True, note=baselines.flex_blocks_note),
+    })
+
 # -- every puzzle's, by slug -----------------------------------------------------------------------------
 
 # The PyG peers are timed eager only: compiled, they would be the same gathers and scatters as the compiled
@@ -456,4 +489,5 @@ BENCHES: dict[str, Bench] = {
     "cross_entropy_backward": CROSS_ENTROPY_BACKWARD_BENCH,
     "graph_attention_backward": GRAPH_ATTENTION_BACKWARD_BENCH,
     "attention_backward": ATTENTION_BACKWARD_BENCH,
+    "sparse_attention_backward": SPARSE_ATTENTION_BACKWARD_BENCH,
 }

@@ -24,8 +24,18 @@ import torch
 from grader.course import graphs, specs
 from grader.course.budgets import Dots, Loads, NoAtomics, Reads, Scratch, Writes
 from grader.course.cases import Case, Fill, normal, odd_rows_negated, per_input, rows, uniform
+from grader.course.chapters import tensor_cores
 from grader.course.chapters.sparse_graphs import _ragged_programs
-from grader.course.mistakes import attention_backward, attention_terms, flash_backward, flash_terms, matches, near
+from grader.course.mistakes import (
+    attention_backward,
+    attention_terms,
+    bsb_backward,
+    flash_backward,
+    flash_terms,
+    matches,
+    near,
+    pair_terms,
+)
 from grader.course.mistakes import cross_entropy_backward as cross_entropy_mistake
 from grader.course.mistakes import softmax_backward as softmax_backward_mistake
 from grader.course.puzzle import Hint, Puzzle, Tolerance
@@ -578,4 +588,140 @@ ATTENTION_BACKWARD = Puzzle(
              *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))),
     lesson_blocks=("BQ", "BK"), budget_sizes=walks)
 
-PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD, ATTENTION_BACKWARD)
+# -- puzzle 18: sparse_attention_backward ----------------------------------------------------------------------
+
+
+def _column_hub(gen):
+    """A random graph of 60 nodes plus an edge from node 5 into every node: every query attends to key 5, whose
+    window in the transposed BSB lists all 60 queries (four TCBs)."""
+    graph = graphs.random_graph(60, 3, gen)
+    everyone = torch.arange(60, dtype=torch.int32)
+    return graphs.from_coo(torch.cat([graph.src, torch.full((60,), 5, dtype=torch.int32)]),
+                           torch.cat([graph.dst, everyone]), 60)
+
+
+def _sparse_backward_case(name, build, about, dims=None, fill=None, half=None, repeat=False) -> Case:
+    return Case(name, dims or dict(D=32), fill=fill or normal(), about=about, graph=build, half=half, repeat=repeat)
+
+
+SPARSE_ATTENTION_BACKWARD_CASES = (
+    _sparse_backward_case("molecules", lambda g: graphs.molecules(2, g), "a batch of two small molecule-like graphs"),
+    _sparse_backward_case("non-edges score far higher", tensor_cores._same_parity, fill=tensor_cores._far_non_edges,
+                          about="each row's non-neighbours in the same TCB score ~140 above its neighbours: off the "
+                                "bitmap, p must be 0, in both kernels (exp(s - lse) there is huge)"),
+    _sparse_backward_case("rows with no neighbour", lambda g: graphs.with_isolated(graphs.molecules(1, g), 21),
+                          "21 nodes no edge reaches: their lse is -inf and dq is 0 (no NaN), and as keys nobody "
+                          "attends to, their dk and dv are 0, written; the last windows of both BSBs are empty"),
+    _sparse_backward_case("a window with one edge", tensor_cores._window_of_one_edge,
+                          "window 1 holds one edge, window 2 none, in the BSB and in its transpose"),
+    _sparse_backward_case("hub row", lambda g: graphs.with_hub(graphs.random_graph(60, 3, g), 0.6, g, hub=17),
+                          "query 17 attends to most keys: its window has many TCBs, and it sits in every key window"),
+    _sparse_backward_case("column hub", _column_hub,
+                          "every query attends to key 5: key 5's window in the transposed BSB has many TCBs"),
+    _sparse_backward_case("duplicate edges and self loops", lambda g: graphs.with_self_loops(graphs.with_duplicates(
+        graphs.molecules(2, g), 60, g), 20, g), "duplicate edges count once, in both BSBs"),
+    _sparse_backward_case("power law", lambda g: graphs.power_law(90, 500, g), "hubs and many rows of degree 0 or 1"),
+    _sparse_backward_case("large scores", lambda g: graphs.random_graph(50, 6, g), "scores of a few hundred: p from "
+                          "the saved lse, never exp(s) alone", fill=normal(4.0)),
+    _sparse_backward_case("random, D=16", lambda g: graphs.random_graph(50, 5, g), "D=16", dims=dict(D=16)),
+    _sparse_backward_case("banded, D=64", lambda g: graphs.banded(45, 8, g), "locality: few, full TCBs",
+                          dims=dict(D=64)),
+    _sparse_backward_case("given degrees, D=128", lambda g: graphs.with_degrees(torch.arange(33) % 7, g), "D=128",
+                          dims=dict(D=128)),
+    _sparse_backward_case("empty graph", lambda g: graphs.empty(20), "no edge at all: every gradient is 0, written"),
+    _sparse_backward_case("bfloat16", lambda g: graphs.molecules(1, g), "bfloat16 inputs", dims=dict(D=64),
+                          half=torch.bfloat16),
+    _sparse_backward_case("the same case twice", lambda g: graphs.power_law(90, 500, g), repeat=True,
+                          about="run twice on a GPU, the two results must be the same bits: no atomics"),
+)
+
+
+def _sparse_backward_bounds(inputs, pairs: str = "bitmap") -> dict[str, torch.Tensor]:
+    """Per output, the scale of an honest kernel's error, as puzzle 17's (_attention_backward_bounds), over the
+    pattern's pairs (or, for a hint, over the pairs a mistaken kernel sums: mistakes.pair_terms)."""
+    t = pair_terms(inputs, pairs)
+    q, k, do = inputs["q"], inputs["k"], inputs["do"]
+    floor = HALF_SUBNORMAL / ATTENTION_BACKWARD_RTOL
+    ds = t.p * ((t.dp - t.delta[t.rows]).abs() + (do * inputs["o"]).abs().sum(1)[t.rows]) + floor
+    scale = q.shape[-1] ** -0.5
+    return {"dq": torch.zeros_like(q).index_add_(0, t.rows, ds[:, None] * k[t.cols].abs()) * scale,
+            "dk": torch.zeros_like(k).index_add_(0, t.cols, ds[:, None] * q[t.rows].abs()) * scale,
+            "dv": torch.zeros_like(q).index_add_(0, t.cols, (t.p + floor)[:, None] * do[t.rows].abs())}
+
+
+def _sparse_bound_of(output: str) -> Callable:
+    def scale(inputs, expected):
+        return _sparse_backward_bounds(inputs)[output]
+    scale.__doc__ = f"The rounding bound of {output} (see _sparse_backward_bounds)."
+    return scale
+
+
+def _bsb_backward_with(**mistake) -> Callable:
+    """A hint's check: a gradient is puzzle 18's with this mistake (grader.course.mistakes.bsb_backward), within the
+    16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
+    def check(i, z, b):
+        bounds, rounding = _sparse_backward_bounds(i), _sparse_backward_bounds(i, mistake.get("pairs", "bitmap"))
+        wrong, right = bsb_backward(i, **mistake), bsb_backward(i)
+        return any(w.shape == z.shape and z.numel() and near(z, w, rounding[name]) and not near(r, w, bounds[name])
+                   for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    check.__doc__ = f"Check whether a gradient is the sparse attention backward with {mistake}."
+    return check
+
+
+def _nan_where_no_neighbour(i, z, b) -> bool:
+    """Check whether the gradient has NaN and some row has no neighbour (lse = -inf): exp(-inf - -inf)."""
+    return bool(z.isnan().any()) and bool(i["lse"].isneginf().any())
+
+
+SPARSE_ATTENTION_BACKWARD_HINTS = (
+    Hint("NaN where a row has no neighbour", _nan_where_no_neighbour,
+         "NaN: a row with no neighbour has lse = -inf, and exp2(s - lse) there is inf (and inf - inf NaN). Set p "
+         "with tl.where(edge, tl.exp2(s * log2(e) - lse * log2(e)), 0.0): the bitmap has no bit for such a row"),
+    Hint("bitmap ignored in the dq kernel", _bsb_backward_with(pairs="every slot"),
+         "dq counts pairs that are not edges: p must be 0 off the bitmap (and on padding slots) in the dq kernel: "
+         "edge[r, c] = (tcb_mask[t, r] >> c) & 1"),
+    Hint("bitmap ignored in the dk/dv kernel", _bsb_backward_with(pairs="every key slot"),
+         "dk or dv counts pairs that are not edges: in the dk/dv kernel too, p is 0 off the transposed bitmap: "
+         "edge[key r, slot c] = (key_tcb_mask[t, r] >> c) & 1"),
+    Hint("Δ left out", _bsb_backward_with(delta=False),
+         "ds misses Δ: ds = p * (dp - Δ), with Δ_i = dO_i . o_i for each query (gathered by query id in the dk/dv "
+         "kernel)"),
+    Hint("scale left out", _bsb_backward_with(scaled=0),
+         "dq and dk lack the 1 / sqrt(D) of s: multiply them by `scale` when you store them"),
+    Hint("scale applied twice", _bsb_backward_with(scaled=2),
+         "dq and dk carry 1 / sqrt(D) twice: once in s (for p), once in dq and dk"),
+    Hint("lse in the wrong units", _bsb_backward_with(lse_units="log2"),
+         "p is off by a factor per row: lse is a natural log. With exp2, multiply both the scores and lse by "
+         "log2(e)"),
+)
+
+_SPARSE_GATHERS = "16*num_key_tcb"  # rows a key window's TCB gathers, per TCB: q, dO, lse and Δ (counted with them)
+
+SPARSE_ATTENTION_BACKWARD = Puzzle(
+    18, "sparse_attention_backward", "Sparse attention backward, over the transposed BSB", NOTEBOOK,
+    specs.sparse_attention_backward, SPARSE_ATTENTION_BACKWARD_CASES,
+    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _sparse_bound_of(name),
+                    "the 16-bit rounding of p and ds before their tl.dot, over the pattern's pairs")
+          for name in ("dq", "dk", "dv")),
+    hints=SPARSE_ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv"),
+    budgets=(NoAtomics(lesson="Each program owns the rows it writes: dq in the query windows, dk and dv in the key "
+                              "windows of the transposed BSB."),
+             *(Loads((name,), f"(N + {_SPARSE_GATHERS}) * D + {_SPARSE_GATHERS}",
+                     lesson=f"Load {name} once per query window (the dq kernel) and gather its 16 rows once per TCB of "
+                            "the transposed BSB (the dk/dv kernel); Δ, gathered beside it, counts too.")
+               for name in ("q", "do")),
+             *(Loads((name,), f"(N + 16*num_tcb) * D + {_SPARSE_GATHERS}",
+                     lesson=f"Gather {name}'s 16 rows once per TCB of the BSB (the dq kernel) and load each key "
+                            "window's once (the dk/dv kernel); Δ counts too.")
+               for name in ("k", "v")),
+             Loads(("lse",), f"N + 2 * {_SPARSE_GATHERS}", lesson="Load lse once per query window and gather it "
+                                                                  "once per TCB of the transposed BSB (Δ too)."),
+             Scratch(("dq", "dk", "dv"), "N", lesson="Only Δ (one float per query) goes from the dq kernel to the "
+                                                     "dk/dv kernel."),
+             Dots("16*16*D*(3*num_tcb + 4*num_key_tcb)",
+                  lesson="Three products per TCB in the dq kernel (s, dp, dq) and four per TCB of the transposed BSB "
+                         "(s, dv, dp, dk), all tl.dot calls on 16-bit operands."),
+             *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))))
+
+PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD, ATTENTION_BACKWARD,
+           SPARSE_ATTENTION_BACKWARD)
