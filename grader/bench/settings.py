@@ -11,6 +11,7 @@ num_stages, a constexpr such as GROUP_M), which then overrides its kernels' laun
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -437,7 +438,9 @@ def _edges_arguments(inputs) -> tuple:
 
 
 SPARSE_ATTENTION_BACKWARD_BENCH = Bench(
-    sizes=tuple(size for n in (16384, 65536) for size in _sparse_bench_sizes(n)[:2]),  # random and banded
+    # random and banded, named with their N (bench --sizes picks a size by its name)
+    sizes=tuple(dataclasses.replace(size, name=f"{size.name}, N={n}") for n in (16384, 65536)
+                for size in _sparse_bench_sizes(n)[:2]),
     close=HALF_CLOSE, size_note=_bsb_note, cuda_graph=True, eager_spec=False, compile_spec=False,
     baselines={
         "eager autograd of the unfused layer (edges kept)": autograd_peer(unfused_attention, _edges_arguments,
