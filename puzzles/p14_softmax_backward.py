@@ -54,12 +54,15 @@ def softmax_backward_kernel(
     pass
 
 
-def softmax_backward(y: torch.Tensor, dy: torch.Tensor, B0: int = 1, B1: int = 8192) -> torch.Tensor:
+def softmax_backward(y: torch.Tensor, dy: torch.Tensor, B0: int = 1, B1: int | None = None) -> torch.Tensor:
     """One program per B0 rows; more warps for wider tiles."""
     assert y.shape == dy.shape and y.dim() == 2 and y.is_contiguous() and dy.is_contiguous()
     n0, t = y.shape
     dx = torch.empty_like(y)
-    # Up to 32 warps, as puzzle 5 measured: more loads in flight per row (untuned here; the bench tries B1 4096-32768)
+    if B1 is None:
+        # Puzzle 5's defaults, which read rows twice too: 16384 columns per step, or the whole row if shorter, and up
+        # to 32 warps (the fastest there on an H200; untimed for this kernel: `bench --sweep 14` tries others)
+        B1 = min(16384, triton.next_power_of_2(t))
     num_warps = min(32, max(1, B0 * B1 // 256))
     softmax_backward_kernel[(triton.cdiv(n0, B0),)](y, dy, dx, n0, t, B0=B0, B1=B1, num_warps=num_warps)
     return dx

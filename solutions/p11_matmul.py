@@ -1,4 +1,4 @@
-"""Puzzle 11: Matrix multiply on tensor cores, with tensor descriptors.
+"""Puzzle 11: Matrix multiply on tensor cores, tensor descriptors.
 
 You will learn
 - `tl.dot`: a [BM, BK] block times a [BK, BN] block in one instruction stream that runs on the

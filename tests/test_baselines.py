@@ -232,14 +232,10 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
     assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
 
 
-# Puzzles written since the last GPU run: their rows come with the next one (scripts/gpu_check.sh), and then this
-# set empties (the test below fails once they are recorded, to say so).
-NOT_YET_RECORDED = {14, 15, 16, 17, 18}
-
-
 # The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. Until that run
 # replaces the file of 2026-11-30, which timed each solution at its fastest block setting and lacks puzzle 11's
-# ragged sizes 5000 x 3000 x 4000 and 4097 x 4000 x 1000, these two fail, as expected; remove this mark with it.
+# ragged sizes 5000 x 3000 x 4000 and 4097 x 4000 x 1000 and puzzles 14-18 (chapter 5), these two fail, as
+# expected; remove this mark with it.
 RECORD_PENDING = pytest.mark.xfail(
     strict=True, raises=AssertionError,
     reason="docs/bench/peers.json predates the solution's defaults; scripts/gpu_perf.sh records the new one")
@@ -266,14 +262,10 @@ def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     for puzzle in registry.PUZZLES:
         ours = [r for r in recorded["rows"] if r["puzzle"] == puzzle.number and r["impl"] == bench.OURS]
         sizes = bench_settings.BENCHES[puzzle.slug].sizes
-        if puzzle.number in NOT_YET_RECORDED:
-            assert not ours, f"puzzle {puzzle.number} is recorded now: take it out of NOT_YET_RECORDED"
-            continue
         assert len(ours) == len(sizes), puzzle.number
         assert all(r["correct"] and r["us"] for r in ours), puzzle.number
-    recorded_puzzles = [p for p in registry.PUZZLES if p.number not in NOT_YET_RECORDED]
-    table = bench.recorded_peers([p.number for p in recorded_puzzles])
-    rows = sum(len(bench_settings.BENCHES[p.slug].sizes) for p in recorded_puzzles)
+    table = bench.recorded_peers([p.number for p in registry.PUZZLES])
+    rows = sum(len(b.sizes) for b in bench_settings.BENCHES.values())
     assert "WRONG" not in table and table.count("\n| ") == 1 + rows  # the header and one line per size
 
 
@@ -449,25 +441,23 @@ def _backward_sizes():
     from grader.course.chapters import backward
 
     small_molecules = Case("two molecules", dict(H=3, D=8), graph=lambda g: graphs.molecules(2, g, nodes=12))
-    return [pytest.param(14, Case("bench", dict(N0=3, T=300)), dict(B0=1, B1=128), marks=pytest.mark.puzzle14,
-                         id="14"),
-            pytest.param(15, backward.CROSS_ENTROPY_BACKWARD_CASES[0], dict(BLOCK_V=128), marks=pytest.mark.puzzle15,
-                         id="15"),
-            pytest.param(16, small_molecules, dict(BLOCK_E=8), marks=pytest.mark.puzzle16, id="16"),
-            pytest.param(17, Case("causal", dict(N=40, T=40, D=16, causal=True, scale=0.25)), dict(BQ=16, BK=16),
+    return [pytest.param(14, Case("bench", dict(N0=3, T=300)), marks=pytest.mark.puzzle14, id="14"),
+            pytest.param(15, backward.CROSS_ENTROPY_BACKWARD_CASES[0], marks=pytest.mark.puzzle15, id="15"),
+            pytest.param(16, small_molecules, marks=pytest.mark.puzzle16, id="16"),
+            pytest.param(17, Case("causal", dict(N=40, T=40, D=16, causal=True, scale=0.25)),
                          marks=pytest.mark.puzzle17, id="17"),
-            pytest.param(18, Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40)), {},
+            pytest.param(18, Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40)),
                          marks=pytest.mark.puzzle18, id="18")]
 
 
-@pytest.mark.parametrize("number, size, blocks", _backward_sizes())
-def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size, blocks):
+@pytest.mark.parametrize("number, size", _backward_sizes())
+def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size):
     """A backward's peers are autograd's backward passes, eager and compiled (here the identity), each given its
     forward's graph once; the spec, which runs the forward too, is not timed. Every result matches the spec."""
     puzzle = registry.find(number)
-    settings = dataclasses.replace(bench_settings.BENCHES[puzzle.slug], sweep=(blocks,))
+    settings = bench_settings.BENCHES[puzzle.slug]
     rows = cpu_bench.bench_size(puzzle, loader.load_launcher(puzzle, "solutions"), size, 4e12, 2e12,
-                                use_compile=True, flop_rate=1e12, settings=settings)
+                                use_compile=True, flop_rate=1e12)
     variants = [f"triton ({name})" for name in settings.variants]
     rows = [r for r in rows if not r["impl"].endswith(bench.CUDA_GRAPH)]  # puzzle 18 replays each from a CUDA graph
     assert [r["impl"] for r in rows] == ["triton (ours)", *variants, *settings.baselines]

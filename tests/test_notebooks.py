@@ -242,12 +242,14 @@ def test_the_comparison_ignores_counts_addresses_and_plots_but_not_text():
     assert comparable(stored, ["numbers-vary"]) != comparable(fresh, ["numbers-vary"])
 
 
-def test_the_bsb_figure_is_the_notebooks_own_drawing():
-    """notebooks/figures/bsb_format.svg is what the cell that draws it stored, plus a <title>: the picture in the
-    text cannot drift from the code that draws it (`test_stored_outputs_are_current` keeps that output current)."""
-    cell = next(c for c in read("04_tensor_cores").cells if c.get("id") == "bsb-picture")
+@pytest.mark.parametrize("chapter, cell_id, figure", [("04_tensor_cores", "bsb-picture", "bsb_format.svg"),
+                                                     ("05_backward", "transposed-picture", "transposed_graph.svg")])
+def test_a_figure_is_the_notebooks_own_drawing(chapter, cell_id, figure):
+    """notebooks/figures/FIGURE is what the cell that draws it stored, plus a <title>: the picture in the text cannot
+    drift from the code that draws it (`test_stored_outputs_are_current` keeps that output current)."""
+    cell = next(c for c in read(chapter).cells if c.get("id") == cell_id)
     drawn = "".join(next(o for o in cell.outputs if "image/svg+xml" in o.get("data", {}))["data"]["image/svg+xml"])
-    figure = (NOTEBOOKS / "figures" / "bsb_format.svg").read_text()
-    assert re.sub(r"<title>.*</title>\n", "", figure).strip() == drawn.strip(), (
-        "figures/bsb_format.svg differs from the output of the notebook's bsb-picture cell: copy that output into it "
+    stored = (NOTEBOOKS / "figures" / figure).read_text()
+    assert re.sub(r"<title>.*</title>\n", "", stored).strip() == drawn.strip(), (
+        f"figures/{figure} differs from the output of the notebook's {cell_id} cell: copy that output into it "
         "(keeping the <title> line)")

@@ -278,7 +278,7 @@ def _softmax_with_logits(x):
 
 
 SOFTMAX_BACKWARD_BENCH = Bench(
-    LONG_SOFTMAX_SIZES, tuple(dict(B0=1, B1=b) for b in (2048, 4096, 8192, 16384, 32768)),
+    LONG_SOFTMAX_SIZES, LONG_SOFTMAX_SWEEP + (dict(B1=4096), dict(B1=8192)),
     # Floor: y and dy read twice (the second pass, which L2 eviction hints keep in L2 where a row fits), dx written
     # once; compulsory 3 x 4 x N0 x T bytes (4096 x 32768: 1.61 GB, 377 µs at 4.27 TB/s), the two-pass floor 5 x 4
     # x N0 x T (2.68 GB, 628 µs).
@@ -306,7 +306,8 @@ def _logits_and_targets(inputs) -> tuple:
 
 CROSS_ENTROPY_BACKWARD_BENCH = Bench(
     sizes=(dict(N0=8192, V=32000), dict(N0=4096, V=128_000)),
-    sweep=(dict(BLOCK_V=1024), dict(BLOCK_V=2048), dict(BLOCK_V=4096), dict(BLOCK_V=8192)),
+    sweep=(dict(BLOCK_V=1024), dict(BLOCK_V=2048), dict(BLOCK_V=4096), dict(BLOCK_V=8192),
+           dict(BLOCK_V=4096, num_warps=4), dict(BLOCK_V=8192, num_warps=16)),
     # Floor: x read once, dx written once (8192 x 32000: 2.1 GB, 491 µs at 4.27 TB/s; 4096 x 128000: 4.2 GB, 983 µs).
     eager_spec=False, compile_spec=False, draw={"target": _class_ids},
     baselines={"eager F.cross_entropy backward (autograd)": autograd_peer(_cross_entropy, _logits_and_targets, (0,),
@@ -326,7 +327,7 @@ def _attention_edges_kept(inputs) -> tuple:
 
 GRAPH_ATTENTION_BACKWARD_BENCH = Bench(
     sizes=tuple(_molecule_batch(b) for b in (64, 512)),
-    sweep=(dict(BLOCK_E=8), dict(BLOCK_E=16), dict(BLOCK_E=8, NODES_PER_PROGRAM=2)),
+    sweep=GRAPH_SWEEP,
     # Floor: every input read once and every output written once, plus the lesson's second pass over e and de_out
     # (node rows gathered along edges are counted once, as if from L2: a molecule's 100 nodes share them); it leaves
     # out the 4 E H floats of p and dlogit, written and read (an eighth of one pass over e at D = 32). Batch 64

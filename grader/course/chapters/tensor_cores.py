@@ -75,7 +75,7 @@ MATMUL_HINTS = (
 )
 
 MATMUL = Puzzle(
-    11, "matmul", "Matrix multiply on tensor cores, with tensor descriptors", NOTEBOOK, specs.matmul, MATMUL_CASES,
+    11, "matmul", "Matrix multiply on tensor cores, tensor descriptors", NOTEBOOK, specs.matmul, MATMUL_CASES,
     Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
     hints=MATMUL_HINTS,
     budgets=(Dots("-(-M // BM) * BM * -(-N // BN) * BN * K", says="M*N*K (M, N rounded up to whole blocks)",
@@ -290,7 +290,7 @@ SPARSE_ATTENTION_HINTS = (
 )
 
 SPARSE_ATTENTION = Puzzle(
-    13, "sparse_attention", "Sparse attention on tensor cores (Fused3S, BSB format)", NOTEBOOK, specs.sparse_attention,
+    13, "sparse_attention", "Sparse attention on tensor cores (Fused3S's BSB)", NOTEBOOK, specs.sparse_attention,
     SPARSE_ATTENTION_CASES,
     Tolerance(1e-2, magnitude_scale(specs.sparse_attention, "v"), "sum over neighbours of p_ij |v_j|"),
     hints=SPARSE_ATTENTION_HINTS, outputs=("o",),
