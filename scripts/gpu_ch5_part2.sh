@@ -9,6 +9,7 @@
 #   bench.md, bench.json, bench.log   both puzzles at every bench size, without torch.compile or FlexAttention
 #   sweep.md, sweep.json              puzzle 17's block sizes swept at one size (causal, N = 16384, D = 64)
 #   flex.md, flex.json                puzzle 18 against FlexAttention and torch.compile (random graph, N = 16384)
+#   capstone.txt the capstone's training step: the solutions' kernels against eager PyTorch (generated molecules)
 #   OUT=/tmp/gpu-ch5b bash scripts/gpu_ch5_part2.sh
 set -u
 OUT=${OUT:-/tmp/gpu-ch5b}
@@ -30,9 +31,9 @@ step() {
   echo "$name: exit $?, $((SECONDS - start)) s (limit $limit)" >> "$summary"
 }
 
-step grade 70 python3 -m grader 17 18 --impl solutions > "$OUT/native.txt" 2>&1
+step grade 65 python3 -m grader 17 18 --impl solutions > "$OUT/native.txt" 2>&1
 
-step repeat 20 python3 - > "$OUT/repeat.txt" 2>&1 <<'EOF'
+step repeat 15 python3 - > "$OUT/repeat.txt" 2>&1 <<'EOF'
 import sys
 
 import torch
@@ -57,13 +58,15 @@ for name, run in (("lesson form (no atomics)", launcher), ("atomics variant", at
     print(f"{name}: elements of (dq, dk, dv) whose bits differ between two runs: {differ}; median {us:.1f} us")
 EOF
 
-step bench 75 python3 -m grader bench 17 18 --no-compile --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
+step bench 70 python3 -m grader bench 17 18 --no-compile --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
   > "$OUT/bench.log" 2>&1
-step sweep 30 python3 -m grader bench 17 --no-compile --sweep --sizes "causal, N=16384, D=64" \
+step sweep 25 python3 -m grader bench 17 --no-compile --sweep --sizes "causal, N=16384, D=64" \
   --markdown "$OUT/sweep.md" --json "$OUT/sweep.json" >> "$OUT/bench.log" 2>&1
-step flex 35 python3 -m grader bench 18 --sizes "random, 32 neighbours, N=16384" --markdown "$OUT/flex.md" \
+step flex 30 python3 -m grader bench 18 --sizes "random, 32 neighbours, N=16384" --markdown "$OUT/flex.md" \
   --json "$OUT/flex.json" >> "$OUT/bench.log" 2>&1
+step capstone 25 env CAPSTONE_DATA=generated python3 -m grader.course.capstone --time --no-compile \
+  > "$OUT/capstone.txt" 2>&1
 
 cat "$summary"
 grep -E "✗|Solved|cases pass|not run" "$OUT/native.txt"
-cat "$OUT/repeat.txt"
+cat "$OUT/repeat.txt" "$OUT/capstone.txt"

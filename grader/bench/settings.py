@@ -404,7 +404,10 @@ ATTENTION_BACKWARD_BENCH = Bench(
     sweep=(dict(BQ=64, BK=64), dict(BQ=128, BK=64), dict(BQ=64, BK=128), dict(BQ=32, BK=128), dict(BQ=128, BK=32),
            dict(BQ=64, BK=64, num_stages=3), dict(BQ=64, BK=64, num_warps=8)),
     # The backward is 2.5 times the forward's 4 N T D (FlashAttention-2's count: five N x T x D products, not the
-    # seven a recomputing kernel runs), half of it under the causal mask.
+    # seven a recomputing kernel runs), half of it under the causal mask. N = T = 16384, D = 64: 1.76e11 FLOP, a
+    # floor of 222 µs at the H200's 790 TFLOP/s (ANCHORS.md measured FlashAttention-2's backward there at 612 µs,
+    # cuDNN's at 380, FlexAttention's at 538; torch 2.11, 2026-12-01). Bytes are far below: 6 N D 16-bit inputs,
+    # 3 N D float32 outputs (25 MB, 6 µs at 4.27 TB/s).
     flops=lambda d: 10 * d["N"] * d["T"] * d["D"] // (2 if d["causal"] else 1),
     close=HALF_CLOSE, eager_spec=False, compile_spec=False,
     variants={"attention_backward_atomics": lambda d: True},
@@ -438,6 +441,11 @@ def _edges_arguments(inputs) -> tuple:
     return tuple(kept[name] for name in ("q", "k", "v", "rows", "cols"))
 
 
+# Floors of puzzle 18, random graph, N = 16384, 32 neighbours, D = 64 (about 32 TCBs per window in each BSB, 32,768
+# TCBs each): bytes, every input read once and every output written once (five N x D 16-bit tensors, lse, the two
+# BSBs' 16 x 16 int32 arrays, three N x D float32 outputs): about 32 MB, 7.5 µs at 4.27 TB/s (the default floor, from
+# the spec's inputs); FLOPs on tensor cores, 7 products of 16 x 16 x D per TCB (3 in the dq pass, 4 in the dk/dv
+# pass): 7.5 GFLOP, 9.5 µs at 790 TFLOP/s. Neither is the limit in practice: the gathers' latency is, as in puzzle 13.
 SPARSE_ATTENTION_BACKWARD_BENCH = Bench(
     # random and banded, named with their N (bench --sizes picks a size by its name)
     sizes=tuple(dataclasses.replace(size, name=f"{size.name}, N={n}") for n in (16384, 65536)
