@@ -108,3 +108,13 @@ def test_the_chembl_molecules_come_from_the_installed_rdkit():
         (0, 1), (1, 0), (1, 2), (2, 1)]
     benzene = capstone.molecule_from_smiles("c1ccccc1", 1.0)
     assert set(benzene.bonds.tolist()) == {capstone.BOND_TYPES.index("AROMATIC")}
+
+
+def test_the_figures_draw_both_curves_and_every_validation_molecule():
+    import xml.dom.minidom
+
+    svg = capstone.figures_svg([0.5, 0.2, 0.1], [0.5, 0.21, 0.1], torch.tensor([5.0, 6.5]), torch.tensor([5.2, 6.1]))
+    drawing = xml.dom.minidom.parseString(svg).documentElement
+    curves = drawing.getElementsByTagName("polyline")
+    assert [len(c.getAttribute("points").split()) for c in curves] == [3, 3]
+    assert len(drawing.getElementsByTagName("circle")) == 2

@@ -14,7 +14,8 @@ trained with the course's kernels, and the same model in plain PyTorch to check 
   ``torch.autograd.Function``s), or None: plain PyTorch written with gathers only (no ``index_add_``), so that under
   ``torch.use_deterministic_algorithms(True)`` its run is repeatable (``train`` sets that for it).
 
-    python -m grader.course.capstone      a short run both ways, and the two loss curves side by side
+    python -m grader.course.capstone           a short run both ways, and the two loss curves side by side
+    python -m grader.course.capstone --time    on a GPU: a training step's time, kernels against eager and compiled
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +125,12 @@ def generated_molecules(count: int, seed: int = 0) -> list[Molecule]:
 
 def load_molecules(count: int | None = None, seed: int = 0, use_rdkit: bool | None = None) -> tuple[list, str]:
     """(molecules, where they come from): CHEMBL2321810's if RDKit is installed (and use_rdkit is not False), else
-    generated ones; `count` of them, drawn at random with `seed` (all of the real ones if None)."""
-    real = rdkit_available() if use_rdkit is None else use_rdkit
+    generated ones; `count` of them, drawn at random with `seed` (all of the real ones if None). The environment
+    variable CAPSTONE_DATA=generated asks for the generated ones (tests/test_notebooks.py sets it, so that the
+    notebook's stored outputs do not depend on whether RDKit is installed)."""
+    if use_rdkit is None:
+        use_rdkit = rdkit_available() and os.environ.get("CAPSTONE_DATA") != "generated"
+    real = use_rdkit
     molecules = chembl_molecules() if real else generated_molecules(count or 200, seed)
     order = torch.randperm(len(molecules), generator=torch.Generator().manual_seed(seed)).tolist()
     return [molecules[i] for i in order[:count]], SOURCE_CHEMBL if real else SOURCE_GENERATED
@@ -393,20 +399,141 @@ def curves_agree(ours: Sequence[float], theirs: Sequence[float], rtol: float) ->
     return worst
 
 
+# -- the figures, as SVG text (no plotting library needed) ----------------------------------------------------------
+
+def _axes(left: float, top: float, size: float, title: str, xlabel: str, ylabel: str) -> list[str]:
+    return [f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#888"/>',
+            f'<text x="{left + size / 2}" y="{top - 10}" text-anchor="middle" font-weight="bold">{title}</text>',
+            f'<text x="{left + size / 2}" y="{top + size + 32}" text-anchor="middle">{xlabel}</text>',
+            f'<text x="{left - 42}" y="{top + size / 2}" text-anchor="middle" '
+            f'transform="rotate(-90 {left - 42} {top + size / 2})">{ylabel}</text>']
+
+
+def _ticks(left: float, top: float, size: float, low: float, high: float, axis: str, labels) -> list[str]:
+    """Tick labels at the given values along the x axis (below) or the y axis (left)."""
+    out = []
+    for value, text in labels:
+        at = (value - low) / (high - low) * size
+        if axis == "x":
+            out.append(f'<text x="{left + at:.1f}" y="{top + size + 14}" text-anchor="middle">{text}</text>')
+        else:
+            out.append(f'<text x="{left - 4}" y="{top + size - at + 4:.1f}" text-anchor="end">{text}</text>')
+    return out
+
+
+def figures_svg(losses: Sequence[float], pytorch_losses: Sequence[float], measured: torch.Tensor,
+                predicted: torch.Tensor) -> str:
+    """Two panels as one SVG: the loss curves (log scale), yours solid and the PyTorch model's dashed; and predicted
+    against measured labels for the validation molecules, on the diagonal where they agree."""
+    size, top, gap = 260.0, 40.0, 110.0
+    left = 70.0
+    right = left + size + gap
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{right + size + 30:.0f}" height="{top + size + 50:.0f}" '
+             'font-family="Helvetica, Arial, sans-serif" font-size="11">']
+    parts += _axes(left, top, size, "loss curves", "step", "training loss (log scale)")
+    logs = [math.log10(max(x, 1e-12)) for x in (*losses, *pytorch_losses)]
+    low, high = math.floor(min(logs)), math.ceil(max(logs))
+    high = high if high > low else low + 1
+    steps = max(len(losses) - 1, 1)
+    for curve, style in ((losses, 'stroke="#4e79a7" stroke-width="2"'),
+                         (pytorch_losses, 'stroke="#f28e2b" stroke-width="1.5" stroke-dasharray="5 3"')):
+        heights = [(math.log10(max(x, 1e-12)) - low) / (high - low) * size for x in curve]
+        points = " ".join(f"{left + i / steps * size:.1f},{top + size - y:.1f}" for i, y in enumerate(heights))
+        parts.append(f'<polyline points="{points}" fill="none" {style}/>')
+    parts += _ticks(left, top, size, 0, steps, "x", [(0, "0"), (steps, str(steps))])
+    parts += _ticks(left, top, size, low, high, "y", [(e, f"1e{e}") for e in range(low, high + 1)])
+    parts += [f'<line x1="{left + 10}" y1="{top + 12}" x2="{left + 34}" y2="{top + 12}" stroke="#4e79a7" '
+              'stroke-width="2"/>', f'<text x="{left + 38}" y="{top + 16}">your kernels</text>',
+              f'<line x1="{left + 10}" y1="{top + 28}" x2="{left + 34}" y2="{top + 28}" stroke="#f28e2b" '
+              'stroke-width="1.5" stroke-dasharray="5 3"/>', f'<text x="{left + 38}" y="{top + 32}">PyTorch</text>']
+    parts += _axes(right, top, size, "validation molecules", "measured", "predicted")
+    values = [float(x) for x in (*measured.tolist(), *predicted.tolist())]
+    low, high = math.floor(min(values) * 2) / 2, math.ceil(max(values) * 2) / 2
+    high = high if high > low else low + 0.5
+    parts.append(f'<line x1="{right}" y1="{top + size}" x2="{right + size}" y2="{top}" stroke="#bbb"/>')
+    for x, y in zip(measured.tolist(), predicted.tolist()):
+        parts.append(f'<circle cx="{right + (x - low) / (high - low) * size:.1f}" '
+                     f'cy="{top + size - (y - low) / (high - low) * size:.1f}" r="3" fill="#4e79a7" '
+                     'fill-opacity="0.7"/>')
+    ticks = [(low, f"{low:g}"), (high, f"{high:g}")]
+    parts += _ticks(right, top, size, low, high, "x", ticks) + _ticks(right, top, size, low, high, "y", ticks)
+    return "\n".join([*parts, "</svg>"])
+
+
+KERNEL_PUZZLES = (10, 13, 16, 18)
+
+
 def solution_kernels() -> Kernels:
     """The reference solutions' launchers of puzzles 10, 13, 16 and 18."""
     from grader.course import registry
     from grader.worker import loader
 
-    launchers = [loader.load_launcher(registry.find(n), "solutions") for n in (10, 13, 16, 18)]
+    launchers = [loader.load_launcher(registry.find(n), "solutions") for n in KERNEL_PUZZLES]
     return Kernels(*launchers, sources=("solutions/",) * 4)
 
 
-def main() -> int:
+def course_kernels(yours: dict | None = None) -> Kernels:
+    """Puzzles 10, 13, 16 and 18's launchers: yours where given (a notebook's, by puzzle number), else your file in
+    puzzles/ where `python -m grader` last found it solved (and it has not changed since), else the reference
+    solution's; Kernels.describe says which."""
+    from grader.course import registry
+    from grader.show import progress
+    from grader.worker import loader
+
+    yours = yours or {}
+    solved = {number for number, _, _, status in progress.rows("puzzles") if status == "passed"}
+    launchers, sources = [], []
+    for number in KERNEL_PUZZLES:
+        puzzle = registry.find(number)
+        if number in yours:
+            launchers.append(yours[number])
+            sources.append("yours, from this notebook")
+        elif number in solved:
+            launchers.append(loader.load_launcher(puzzle, "puzzles"))
+            sources.append(f"yours, puzzles/{puzzle.module}.py (solved)")
+        else:
+            launchers.append(loader.load_launcher(puzzle, "solutions"))
+            sources.append(f"the reference solution (puzzle {number} is not solved in puzzles/ yet)")
+    return Kernels(*launchers, sources=tuple(sources))
+
+
+def step_seconds(model: GraphTransformer, batches: Sequence[Batch], kernels: Kernels | None, steps: int = 20,
+                 compiled: bool = False) -> float:
+    """Median seconds of one training step on a GPU (forward, backward, Adam), after a warm-up pass over the
+    batches; the PyTorch model under torch.compile where `compiled`."""
+    import time
+
+    forward = torch.compile(model) if compiled else model
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-4)
+    times = []
+    for step in range(len(batches) + steps):
+        batch = batches[step % len(batches)]
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        loss = torch.nn.functional.mse_loss(forward(batch, kernels) if kernels else forward(batch), batch.labels)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        torch.cuda.synchronize()
+        if step >= len(batches):
+            times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def main(argv=None) -> int:
+    import argparse
+
     from grader import env
 
+    parser = argparse.ArgumentParser(prog="python -m grader.course.capstone", description=__doc__.splitlines()[0])
+    parser.add_argument("--time", action="store_true", help="on a GPU: a training step's time, kernels against "
+                                                            "eager PyTorch and torch.compile (batches of 32)")
+    parser.add_argument("--no-compile", action="store_true", help="with --time: leave torch.compile out")
+    args = parser.parse_args(argv)
     mode = env.choose_mode()  # before any kernel is defined: the interpreter where there is no GPU
     print(mode.reason)
+    if args.time:
+        return time_steps(mode, not args.no_compile)
     molecules, source = load_molecules(24, seed=0)
     print(f"data: {source}")
     batches = [batch.to(mode.device) for batch in make_batches(molecules, 8)]
@@ -417,6 +544,26 @@ def main() -> int:
     for step, (a, b) in enumerate(zip(ours, theirs)):
         print(f"step {step}: kernels {a:.5f}, PyTorch {b:.5f}")
     print(f"largest relative difference: {curves_agree(ours, theirs, CURVE_RTOL):.2e}")
+    return 0
+
+
+def time_steps(mode, with_compile: bool) -> int:
+    """Print a training step's median time with the solutions' kernels, eager PyTorch and compiled PyTorch."""
+    if mode.interpret:
+        print("no GPU: a step's time means something only for native kernels")
+        return 1
+    molecules, source = load_molecules(256, seed=0)
+    batches = [batch.to(mode.device) for batch in make_batches(molecules, 32)]
+    mean = float(torch.cat([b.labels for b in batches]).mean())
+    print(f"data: {source}; {len(batches)} batches of 32 molecules, about "
+          f"{sum(b.atoms.numel() for b in batches) // len(batches)} atoms each")
+    rows = [("kernels (solutions/)", step_seconds(new_model(0, mean, mode.device), batches, solution_kernels())),
+            ("eager PyTorch (gathers)", step_seconds(new_model(0, mean, mode.device), batches, None))]
+    if with_compile:
+        rows.append(("torch.compile, PyTorch (gathers)",
+                     step_seconds(new_model(0, mean, mode.device), batches, None, compiled=True)))
+    for name, seconds in rows:
+        print(f"{name}: {seconds * 1e3:.2f} ms per training step")
     return 0
 
 
