@@ -10,15 +10,24 @@ triton reads that choice when ``@triton.jit`` runs.
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from collections.abc import Callable
 
 from grader import env
 
-# Chosen now, before any kernel is defined, where a notebook or a script imports the grader. `python -m grader` and
-# the grader's own processes (started as `python -c ...`) choose later, so that a stub is answered without
-# importing torch (grader.show.quick).
-MODE = None if sys.argv[:1] in (["-m"], ["-c"]) else env.choose_mode()
+# grader/show/ (reports and maps) is a subpackage, and importing a subpackage sets its name on the package: loaded
+# later, by grader.check, it would take the name of the function show() below. Loaded now, before the function is
+# defined, it leaves `grader.show(...)` the function (its modules are imported by their full name, never through
+# the attribute).
+importlib.import_module("grader.show")
+
+# Chosen now, before any kernel is defined, where a notebook or a script imports the grader. The command line
+# (`python -m grader`, or the installed `triton-puzzles`) and the grader's own processes (started as `python -c ...`)
+# choose later, so that a stub is answered without importing torch (grader.show.quick).
+_COMMAND_LINE = sys.argv[:1] in (["-m"], ["-c"]) or os.path.basename(sys.argv[0]) == "triton-puzzles"
+MODE = None if _COMMAND_LINE else env.choose_mode()
 
 if MODE is not None and MODE.interpret and "IPython" in sys.modules:  # a notebook: kernels may run before a check
     from grader.worker import instrument
@@ -63,8 +72,10 @@ def check(puzzle: int | str, launcher: Callable, *, seed: int | None = None, tim
 
 def show(puzzle: int | str, launcher: Callable, case: int | str | None = None, heat: bool = False, *, seed: int = 0):
     """Draw which program loaded and stored each element of each tensor in one case of `puzzle` (its name or
-    number from 1; the first case by default), inline in a notebook: a figure when matplotlib is installed, else
-    text. With `heat`, how often each element was read. Needs the interpreter."""
+    number from 1; the first case by default). With `heat`, how often each element was read. Needs the interpreter.
+
+    It returns the drawing: a notebook shows it as a picture when it ends a cell, a terminal as the text map
+    (`print(grader.show(...))` in a script)."""
     from grader.show import memory_map
 
-    memory_map.show(puzzle, launcher, case, heat, seed)
+    return memory_map.show(puzzle, launcher, case, heat, seed)

@@ -1,4 +1,4 @@
-"""python -m grader: see grader/show/cli.py, or run it with --help."""
+"""python -m grader, or the installed command triton-puzzles: see grader/show/cli.py, or run it with --help."""
 
 import os
 import sys
@@ -16,18 +16,24 @@ def _run() -> int:
     answered = quick.answer(sys.argv[1:])  # the progress table, a stub's "not started": without torch or a worker
     if answered is not None:
         return answered
-    from grader.show.cli import main
+    from grader.show.cli import main as cli_main
 
-    return main()
+    return cli_main()
 
 
-try:
-    code = _run()
-    sys.stdout.flush()
-except BrokenPipeError:  # the reader went away (`python -m grader | head`): no traceback for that
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    code = 1
-except KeyboardInterrupt:  # Ctrl-C before the CLI could say more (grader.show.cli reports the usual cases)
-    print("interrupted", file=sys.stderr)
-    code = 130
-sys.exit(code)
+def main() -> int:
+    """The exit status of the command (`triton-puzzles` calls this; `python -m grader` runs it)."""
+    try:
+        code = _run()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`python -m grader | head`): no traceback for that
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
+    except KeyboardInterrupt:  # Ctrl-C before the CLI could say more (grader.show.cli reports the usual cases)
+        print("interrupted", file=sys.stderr)
+        code = 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

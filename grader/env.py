@@ -111,8 +111,8 @@ def missing_packages() -> list[str]:
         return []
     return [f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}. "
             "Activate the course's virtual environment (`source .venv/bin/activate`), or create it: "
-            "`python3 -m venv .venv && source .venv/bin/activate && "
-            "pip install -r requirements.txt -c constraints.txt`."]
+            "`python3 -m venv .venv && source .venv/bin/activate && pip install -e . -c constraints.txt` "
+            "(in the repository)."]
 
 
 def version_problems(mode: Mode) -> list[str]:

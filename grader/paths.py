@@ -6,8 +6,21 @@ from pathlib import Path
 
 from grader.safe_output import one_line
 
+# The repository: the folder that holds grader/ beside the learner's files. An editable install (pip install -e .)
+# keeps the grader there; a plain `pip install .` copies grader/ alone into site-packages (see course_missing).
 ROOT = Path(__file__).resolve().parent.parent
 IMPLS = ("puzzles", "solutions")
+
+
+def course_missing() -> str | None:
+    """Why the course's files (puzzles/, solutions/) are not beside the grader, or None when they are. A plain
+    `pip install .` installs the grader alone, and every command needs them: the progress table and a grading read
+    puzzles/, and a grading (a --file one too) takes each puzzle's given code from its solution."""
+    if all((ROOT / folder).is_dir() for folder in IMPLS):
+        return None
+    return (f"the course's files (puzzles/, solutions/) are not beside the grader in {one_line(str(ROOT))}: it was "
+            "installed without its repository. Install it from a clone of the repository with "
+            "`pip install -e .` (editable), and run the command there.")
 
 
 def source_path(puzzle, impl: str = "puzzles", file: str | None = None) -> Path:

@@ -54,6 +54,7 @@ def _launches_kept(kept: list):
 
 @pytest.mark.parametrize("puzzle", by_puzzle(WITH_BLOCK_SIZES))
 @pytest.mark.parametrize("blocks", OTHER_BLOCKS, ids=lambda b: "-".join(f"{k}{v}" for k, v in b.items()))
+@pytest.mark.slow
 def test_solution_passes_with_other_block_sizes(puzzle, blocks):
     launcher = loader.load_launcher(puzzle, "solutions")
     takes = {k: v for k, v in blocks.items() if k in inspect.signature(launcher).parameters}
@@ -70,6 +71,7 @@ def test_solution_passes_with_other_block_sizes(puzzle, blocks):
 
 
 @pytest.mark.puzzle7
+@pytest.mark.slow
 def test_the_coo_scan_in_the_puzzle_7_solution_is_correct():
     """The deterministic O(N * E) approach the solution file shows beside the atomic one."""
     puzzle = registry.find(7)

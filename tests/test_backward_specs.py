@@ -260,6 +260,7 @@ def test_the_sparse_lse_is_the_log_sum_exp_over_each_rows_distinct_neighbours():
 # -- the closed forms the hints compare with ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("number", [14, 15, 16, 17, 18])
+@pytest.mark.slow
 def test_the_closed_forms_with_no_mistake_equal_the_autograd_specs_on_every_case(number):
     """Within a tenth of the puzzle's tolerance: they take the saved tensors as given (rounded to float32, or to 16
     bits), where autograd recomputes them, so they differ by that rounding (on 14's constant-dy rows, by

@@ -42,6 +42,7 @@ GRAPHS = [
 
 
 @pytest.mark.parametrize("build, d", GRAPHS)
+@pytest.mark.slow
 def test_csr_kernel_matches_the_spec_at_every_launch_setting(build, d):
     inputs = _inputs(build, d)
     expected = reference(specs.sparse_attention, inputs)[0]
@@ -399,6 +400,7 @@ def _eager_flex(q, k, v, block_mask, **options):
         return flex_attention(q.float(), k.float(), v.float(), block_mask=block_mask, **options).to(q.dtype)
 
 
+@pytest.mark.slow
 def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_bench):
     size = Case("a molecule", dict(D=16), graph=lambda g: graphs.molecules(1, g, nodes=40))
     launcher = loader.load_launcher(SPARSE, "solutions")
@@ -451,6 +453,7 @@ def _backward_sizes():
 
 
 @pytest.mark.parametrize("number, size", _backward_sizes())
+@pytest.mark.slow
 def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_bench, number, size):
     """A backward's peers are autograd's backward passes, eager and compiled (here the identity), each given its
     forward's graph once; the spec, which runs the forward too, is not timed. Every result matches the spec."""

@@ -74,6 +74,7 @@ def csc_gather(v_scaled, score, col_ptr, edge_id, BLOCK_E=8, NODES_PER_PROGRAM=1
 
 
 @pytest.mark.puzzle8
+@pytest.mark.slow
 def test_the_index_budget_counts_every_integer_load(tmp_path):
     """A copy of edge_id is not a named index array, but its loads are integer loads all the same."""
     result = grade_text(8, solution_text(registry.find(8)) + GATHER_ON_A_COPY, tmp_path)

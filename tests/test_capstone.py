@@ -56,6 +56,7 @@ def test_the_gather_attentions_compute_what_the_specs_compute(batch):
     assert torch.allclose(capstone.sparse_attention_gathers(q, k, v, batch), o, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_the_pytorch_run_is_repeatable_bit_for_bit(batch):
     mean = float(batch.labels.mean())
     first = capstone.train(capstone.new_model(3, mean), [batch], 3)
@@ -64,6 +65,7 @@ def test_the_pytorch_run_is_repeatable_bit_for_bit(batch):
 
 
 @requires_interpreter
+@pytest.mark.slow
 def test_a_short_run_with_the_kernels_follows_the_pytorch_models_loss_curve():
     """Two steps on each of two batches: the kernels' curve within CURVE_RTOL of the PyTorch model's (both from one
     seed's weights), and the kernels' gradients those of the PyTorch model after the first step."""

@@ -23,6 +23,7 @@ def _float32_spec(puzzle, inputs):
 
 @pytest.mark.parametrize("puzzle", by_puzzle())
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow
 def test_an_honest_float32_result_is_within_tolerance_on_every_case(puzzle, seed):
     for case in puzzle.cases:
         inputs, _ = make_inputs(puzzle.spec, case, seed)

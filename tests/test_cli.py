@@ -18,6 +18,7 @@ def test_bare_command_prints_the_progress_table():
     assert "Traceback" not in run.stdout + run.stderr
 
 
+@pytest.mark.slow
 def test_grading_a_solution_by_number_and_by_slug():
     by_number = run_cli("1", "--impl", "solutions")
     by_slug = run_cli("add", "--impl", "solutions")
@@ -36,6 +37,7 @@ def test_a_stub_is_not_started_with_exit_1_and_no_traceback(tmp_path):
     assert "Traceback" not in run.stdout + run.stderr
 
 
+@pytest.mark.slow
 def test_file_grades_a_submission_and_warns_once(tmp_path):
     run = run_cli("6", "--file", str(KERNELS / "wrong" / "p06_two_pass.py"))
     assert run.returncode == 1
@@ -43,6 +45,7 @@ def test_file_grades_a_submission_and_warns_once(tmp_path):
     assert "over budget: k read 2.00x per program" in run.stdout
 
 
+@pytest.mark.slow
 def test_json_output_follows_the_documented_schema():
     run = run_cli("2", "3", "--impl", "solutions", "--json", "--seed", "99")
     assert run.returncode == 0, run.stderr
@@ -55,6 +58,7 @@ def test_json_output_follows_the_documented_schema():
             assert {"name", "passed", "reason", "errors", "message", "accesses"} <= set(case)
 
 
+@pytest.mark.slow
 def test_json_reports_failures_with_errors(tmp_path):
     wrong = tmp_path / "wrong.py"
     text = (ROOT / "solutions" / "p02_outer_add.py").read_text()
@@ -66,6 +70,7 @@ def test_json_reports_failures_with_errors(tmp_path):
     assert {"index", "yours", "expected", "allowed"} <= set(case["errors"][0])
 
 
+@pytest.mark.slow
 def test_seed_replays_the_same_cases():
     first = json.loads(run_cli("3", "--impl", "solutions", "--json", "--seed", "4").stdout)
     second = json.loads(run_cli("3", "--impl", "solutions", "--json", "--seed", "4").stdout)
@@ -89,6 +94,21 @@ def test_usage_errors_exit_2(args, complaint):
     assert complaint in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.parametrize("typed, meant", [("sofmax", "softmax_online"), ("flash", "flash_attention"),
+                                          ("scater_add", "scatter_add"), ("Add", "add")])
+def test_a_misspelt_puzzle_gets_a_suggestion(typed, meant):
+    run = run_cli(typed)
+    assert run.returncode == 2 and f"no puzzle {typed!r}. Did you mean {meant}? Choose one of: 1 (add)" in run.stderr
+
+
+def test_help_shows_three_examples():
+    run = run_cli("--help")
+    examples = run.stdout.split("examples:")[1].split("exit status")[0]
+    commands = [line.split()[:4] for line in examples.splitlines() if line.strip()]
+    assert run.returncode == 0 and len(commands) == 3 and all(c[:3] == ["python", "-m", "grader"] for c in commands)
+
+
+@pytest.mark.slow
 def test_all_solutions_pass_and_grading_is_recorded_for_the_table(tmp_path):
     results = tmp_path / "results.json"
     run = run_cli("--all", "--impl", "solutions", results=results)
@@ -99,6 +119,7 @@ def test_all_solutions_pass_and_grading_is_recorded_for_the_table(tmp_path):
     assert table.stdout.count(" passed") >= len(registry.PUZZLES)
 
 
+@pytest.mark.slow
 def test_table_says_when_a_file_changed_since_its_grade(tmp_path):
     results = tmp_path / "results.json"
     run_cli("1", "--impl", "solutions", results=results)
@@ -109,6 +130,7 @@ def test_table_says_when_a_file_changed_since_its_grade(tmp_path):
     assert "changed since graded (was passed)" in " ".join(table.stdout.split())  # the status column may wrap
 
 
+@pytest.mark.slow
 def test_a_puzzle_named_twice_is_graded_once():
     run = run_cli("1", "add", "--impl", "solutions")
     assert run.returncode == 0 and run.stdout.count("Puzzle 1:") == 1

@@ -77,6 +77,7 @@ def test_the_scatter_add_solution_shows_its_atomics():
 
 
 @pytest.mark.puzzle8
+@pytest.mark.slow
 def test_a_coo_scan_against_csc_on_a_hub():
     """A hub with 90% of the edges, H=4 heads of D=32, one node per program. CSC: the hub's program loads its slots,
     their features and scores, far above the mean. A COO scan (it fails the index budget: graded here without
@@ -130,6 +131,7 @@ def test_natively_the_coach_says_it_needs_the_interpreter():
     assert native.to_json()["coach"] is None
 
 
+@pytest.mark.slow
 def test_a_failed_puzzle_shows_the_coach_only_when_asked(tmp_path):
     wrong = tmp_path / "wrong.py"
     text = (ROOT / "solutions" / "p02_outer_add.py").read_text()
@@ -143,6 +145,7 @@ def test_a_failed_puzzle_shows_the_coach_only_when_asked(tmp_path):
 
 
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_json_carries_the_coach():
     run = run_cli("1", "--impl", "solutions", "--json", "--seed", "2")
     assert run.returncode == 0, run.stderr

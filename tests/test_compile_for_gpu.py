@@ -7,9 +7,11 @@ that only the interpreter accepts fails in CI rather than on the GPU.
 import subprocess
 import sys
 
+import pytest
 from helpers import ROOT
 
 
+@pytest.mark.slow
 def test_every_kernel_compiles_for_hopper():
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "compile_for_gpu.py")], capture_output=True,
                          text=True, timeout=900)

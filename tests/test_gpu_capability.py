@@ -5,6 +5,7 @@ sm_90, as ordinary loads (triton's RewriteTensorDescriptorToPointer pass), so pu
 with a note. No such GPU is at hand: the runner takes the capability as a parameter, and these tests give it.
 """
 
+import pytest
 import torch
 
 from grader import env
@@ -33,6 +34,7 @@ def test_every_puzzle_must_compile_for_the_a100_too():
     assert all(80 in p.gpu_archs and 90 in p.gpu_archs for p in registry.PUZZLES)
 
 
+@pytest.mark.slow
 def test_the_cli_grades_a_puzzle_the_gpu_cannot_run_in_the_interpreter_and_says_why():
     puzzles = [registry.find(12), registry.find(11)]
     results = runner.grade_isolated(puzzles, "solutions", None, 7, False, 60.0, "native", capability=(7, 5))

@@ -108,6 +108,7 @@ PROBE = '''
 @requires_interpreter
 @pytest.mark.puzzle1
 @pytest.mark.skipif(os.geteuid() != 0, reason="the isolated run needs root (a dedicated user and namespaces)")
+@pytest.mark.slow
 def test_a_submission_is_graded_into_results_json_and_cannot_cheat(tmp_path, python_others_can_run):
     python = python_others_can_run
     submission = tmp_path / "submission"
@@ -140,6 +141,7 @@ def test_a_submission_is_graded_into_results_json_and_cannot_cheat(tmp_path, pyt
 @requires_interpreter
 @pytest.mark.puzzle1
 @pytest.mark.skipif(os.geteuid() != 0, reason="the isolated run needs root (a dedicated user and namespaces)")
+@pytest.mark.slow
 def test_kernel_only_classroom_run_scores_the_kernels_and_per_case_credit(tmp_path, python_others_can_run):
     """The default: each file's kernels under the puzzle's launcher. A correct kernel with a launcher that would
     cheat scores; a stub scores 0 with per-case credit; weights apply."""
@@ -179,6 +181,7 @@ def test_the_grader_failing_writes_no_score(tmp_path):
 
 @pytest.mark.parametrize("prefix, said", [('["sh", "-c", "exit 127"]', "before it was ready (126/127"),
                                           ('["/no/such/program"]', "could not be started")])
+@pytest.mark.slow
 def test_a_worker_that_cannot_start_is_the_graders_failure_not_a_score(tmp_path, prefix, said):
     """The worker's command failing before it says it is ready (its Python not runnable, a missing program) exits
     3 and writes no Gradescope file: nothing of the submission had run, so nothing is scored."""

@@ -145,6 +145,7 @@ print(result.status, "|", result.notices[0] if result.notices else "no notice")
     (None, "import triton.runtime.interpreter as i; del type(i.interpreter_builder).create_atomic_cas",
      "lacks create_atomic_cas"),
 ])
+@pytest.mark.slow
 def test_unknown_or_reorganised_triton_falls_back_to_values_only(version, breakage, expected):
     script = FALLBACK.format(version=version or triton.__version__, root=str(ROOT), breakage=breakage)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
@@ -154,6 +155,7 @@ def test_unknown_or_reorganised_triton_falls_back_to_values_only(version, breaka
     assert expected in notice and "correctness only" in notice
 
 
+@pytest.mark.slow
 def test_bfloat16_cases_are_skipped_with_the_reason_when_the_hook_is_off():
     """Without the hook's fix, the interpreter's bfloat16 tl.dot is wrong: those cases wait for a GPU."""
     script = FALLBACK.format(version="3.99.0", root=str(ROOT), breakage="").replace("registry.find(1)",

@@ -42,6 +42,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_hanging_import_is_a_timeout_that_names_the_import(tmp_path):
     run, _, report = _grade("p01_hangs_at_import.py", tmp_path, "--timeout", "2")
     assert run.returncode == 1, run.stderr
@@ -51,6 +52,7 @@ def test_a_hanging_import_is_a_timeout_that_names_the_import(tmp_path):
     assert {c["reason"] for c in rest} <= {"skipped"}
 
 
+@pytest.mark.slow
 def test_a_forked_child_holding_the_event_pipe_does_not_hang_the_grader(tmp_path):
     run, submission, report = _grade("p01_fork_holds_pipe.py", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -58,6 +60,7 @@ def test_a_forked_child_holding_the_event_pipe_does_not_hang_the_grader(tmp_path
     assert not _alive(int(submission.with_suffix(".pid").read_text()))
 
 
+@pytest.mark.slow
 def test_a_daemon_does_not_outlive_the_grader(tmp_path):
     run, submission, _ = _grade("p01_leaves_a_daemon.py", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -66,6 +69,7 @@ def test_a_daemon_does_not_outlive_the_grader(tmp_path):
     assert not submission.with_suffix(".late").exists()
 
 
+@pytest.mark.slow
 def test_the_worker_runs_in_a_fresh_directory_that_is_removed(tmp_path):
     run, submission, _ = _grade("p01_notes_its_directory.py", tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -73,6 +77,7 @@ def test_the_worker_runs_in_a_fresh_directory_that_is_removed(tmp_path):
     assert where != ROOT and where != Path.cwd() and not where.exists()
 
 
+@pytest.mark.slow
 def test_forged_events_are_a_crashed_case_never_a_pass(tmp_path):
     run, _, report = _grade("p01_forges_a_result.py", tmp_path)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
@@ -82,6 +87,7 @@ def test_forged_events_are_a_crashed_case_never_a_pass(tmp_path):
     assert not any(c["passed"] for c in _cases(report))
 
 
+@pytest.mark.slow
 def test_patching_the_checker_in_the_worker_does_not_change_the_verdict(tmp_path):
     assert submission.vet_submission(str(CHEATING / "p01_patches_the_judge.py")) is None  # it evades the static check
     run, _, report = _grade("p01_patches_the_judge.py", tmp_path)
@@ -91,6 +97,7 @@ def test_patching_the_checker_in_the_worker_does_not_change_the_verdict(tmp_path
 
 @pytest.mark.parametrize("name, clue", [("p01_imports_the_grader.py", "from grader import instrument"),
                                         ("p01_reads_the_stack.py", "import inspect")])
+@pytest.mark.slow
 def test_a_submission_reaching_into_the_grader_is_refused_before_it_runs(tmp_path, name, clue):
     run, _, report = _grade(name, tmp_path)
     assert run.returncode == 1, run.stderr
@@ -161,6 +168,7 @@ def test_a_submission_that_edits_the_grader_is_void_and_the_grader_restored(tmp_
     assert "sitecustomize.py" in void[0]["message"] and not (scratch / "sitecustomize.py").exists()
 
 
+@pytest.mark.slow
 def test_a_tensor_subclass_that_lies_is_judged_by_its_bytes(tmp_path):
     run, _, report = _grade("p01_returns_a_lying_tensor.py", tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
@@ -168,6 +176,7 @@ def test_a_tensor_subclass_that_lies_is_judged_by_its_bytes(tmp_path):
     assert case["reason"] == "mismatch" and "expected" in case["message"], case
 
 
+@pytest.mark.slow
 def test_what_a_submission_prints_reaches_the_terminal_without_escapes(tmp_path):
     run, _, report = _grade("p01_prints_escapes.py", tmp_path)
     assert run.returncode == 1 and report["results"][0]["status"] == "failed"

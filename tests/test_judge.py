@@ -78,6 +78,7 @@ def test_what_the_graded_code_prints_is_quoted_so_it_cannot_pass_for_the_report(
     assert "\x1b" not in quoted
 
 
+@pytest.mark.slow
 def test_a_worker_that_waits_is_given_wall_time_and_one_that_computes_is_stopped_by_cpu_time(tmp_path, monkeypatch):
     """The limit counts CPU seconds: waiting 5 s (no CPU) under a 2 + 1 s limit is no timeout, as a loaded machine
     slows a correct kernel in wall time only; burning CPU past it is one, and the message says CPU time."""
@@ -150,6 +151,7 @@ def _state(pid: int) -> str:
         return "Z"
 
 
+@pytest.mark.slow
 def test_the_interpreter_checks_of_a_native_grading_run_the_small_cases_and_are_merged():
     """Natively the kernels are also run in the interpreter on the small cases; a case the GPU passes and the
     interpreter fails is failed with the interpreter's reason and says so; one where both pass shows the

@@ -173,6 +173,7 @@ def test_a_puzzle_without_lesson_blocks_takes_any_tile():
     assert launcher_guard.check_launches(registry.find(11), CASE, [_launch(named_kernel, D=64, BQ=32, BK=512)]) is None
 
 
+@pytest.mark.slow
 def test_the_autotune_note_reaches_the_cli_report():
     from helpers import run_cli
 

@@ -61,6 +61,7 @@ FORGERIES = {
 
 
 @pytest.mark.parametrize("forgery", FORGERIES, ids=list(FORGERIES))
+@pytest.mark.slow
 def test_a_forged_map_is_refused_with_a_message(forgery, tmp_path):
     (tmp_path / "p01_forges_a_map.forge").write_text(FORGERIES[forgery])
     run, _ = _map("p01_forges_a_map.py", tmp_path)
@@ -68,6 +69,7 @@ def test_a_forged_map_is_refused_with_a_message(forgery, tmp_path):
     assert "stopped:" in run.stdout and "nothing to draw" in run.stdout, run.stdout
 
 
+@pytest.mark.slow
 def test_a_well_formed_forged_map_is_drawn_as_the_picture_it_is_and_cleaned(tmp_path):
     """A map is the record of the process that ran the submission: a picture, not a verdict. Its text is cleaned."""
     maps = {"programs": ["(0,0,0)"], "pictures": [_picture(summary="\x1b[2Jall \x07clear")], "title": "",
@@ -77,6 +79,7 @@ def test_a_well_formed_forged_map_is_drawn_as_the_picture_it_is_and_cleaned(tmp_
     assert run.returncode == 0 and "all clear" in run.stdout and "\x1b[2J" not in run.stdout, run.stdout
 
 
+@pytest.mark.slow
 def test_a_daemon_started_while_mapping_does_not_outlive_it(tmp_path):
     run, submission = _map("p01_leaves_a_daemon.py", tmp_path)
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stdout + run.stderr
@@ -102,17 +105,20 @@ def test_a_submission_that_edits_the_grader_while_mapped_is_undone_and_not_drawn
     (["--map", "/no/such/folder/map.png"], "does not exist"),
     (["--map", "no such case"], "has no case 'no such case'"),
 ])
+@pytest.mark.slow
 def test_map_usage_errors_are_refused_before_anything_runs(options, clue):
     run = run_cli("1", "--impl", "solutions", *options, timeout=300)
     assert run.returncode == 2 and clue in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
+@pytest.mark.slow
 def test_a_png_path_that_is_a_directory_is_refused(tmp_path):
     (tmp_path / "maps.png").mkdir()
     run = run_cli("1", "--impl", "solutions", "--map", str(tmp_path / "maps.png"), timeout=300)
     assert run.returncode == 2 and "is a directory" in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
+@pytest.mark.slow
 def test_a_file_name_with_escapes_and_a_newline_cannot_forge_the_report(tmp_path):
     submission = tmp_path / "evil\n\x1b[2Jname.py"
     shutil.copy(ROOT / "solutions" / "p01_add.py", submission)

@@ -48,6 +48,7 @@ MUTATIONS = [
 
 
 @pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
+@pytest.mark.slow
 def test_the_default_report_names_the_fix(mutation, tmp_path):
     rejected_case(mutation, tmp_path)
 
@@ -72,6 +73,7 @@ def _grade_case(mutation, case_name, tmp_path):
     (NO_CLIP, "neither clip is applied", "sum clip"),
     (SUM_CLIP_MISSING, "the sum clip is missing, though each feature is clipped", "neither"),
 ], ids=["no clip", "sum clip missing"])
+@pytest.mark.slow
 def test_a_missing_sum_clip_is_told_apart_from_no_clip(mutation, clue, not_clue, tmp_path):
     """Where the per-feature clip changes h, the hint says which clips are missing."""
     result = _grade_case(mutation, "clip per feature", tmp_path)
@@ -79,6 +81,7 @@ def test_a_missing_sum_clip_is_told_apart_from_no_clip(mutation, clue, not_clue,
 
 
 @pytest.mark.puzzle10
+@pytest.mark.slow
 def test_where_no_feature_reaches_the_clip_the_hint_says_so(tmp_path):
     result = _grade_case(NO_CLIP, "logits beyond 5", tmp_path)
     assert "the sum clip is missing: " in result.hint and "shows in the case 'clip per feature'" in result.hint
@@ -101,6 +104,7 @@ def _judge_every_output(puzzle, text, tmp_path, case_name):
 
 
 @pytest.mark.puzzle10
+@pytest.mark.slow
 def test_a_missing_scale_is_reported_in_h_and_in_e_out(tmp_path):
     puzzle = registry.find(10)
     verdict = _judge_every_output(puzzle, MUTATIONS[-2].apply(solution_text(puzzle)), tmp_path, "molecules")
@@ -110,6 +114,7 @@ def test_a_missing_scale_is_reported_in_h_and_in_e_out(tmp_path):
 
 
 @pytest.mark.puzzle10
+@pytest.mark.slow
 def test_one_wrong_output_reports_that_output_only(tmp_path):
     puzzle = registry.find(10)
     verdict = _judge_every_output(puzzle, SUM_CLIP_MISSING.apply(solution_text(puzzle)), tmp_path, "logits beyond 5")

@@ -89,6 +89,7 @@ MUTATIONS = [
 
 
 @pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
+@pytest.mark.slow
 def test_mistake_is_rejected_with_its_fix_named(mutation, tmp_path):
     result, case = rejected_case(mutation, tmp_path)
     assert not mutation.case or case.name == mutation.case, report(result)

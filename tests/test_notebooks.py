@@ -27,12 +27,15 @@ its outputs with
 import json
 import os
 import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from helpers import requires_interpreter
 
-from grader.course import registry
+from grader.course import registry, stubs
 from grader.course.stubs import code_part, make_stub
 
 nbformat = pytest.importorskip("nbformat", reason="running the notebooks needs nbformat")
@@ -142,11 +145,93 @@ def run_with_stubs(request):
 
 
 @requires_interpreter
+@pytest.mark.slow
 def test_notebook_with_stubs_reports_not_started(run_with_stubs):
     chapter, _, outputs = run_with_stubs
     assert sorted(outputs) == [p.number for p in puzzles_of(chapter)]
     for number, text in outputs.items():
         assert "not started" in text and "Traceback" not in text, f"puzzle {number}:\n{text}"
+
+
+@requires_interpreter
+@pytest.mark.slow
+def test_every_map_is_a_picture(run_with_stubs):
+    """Each grader.show cell ends in the drawing, shown as a PNG; a heat map of a stub, which read nothing, as its
+    text."""
+    _, notebook, _ = run_with_stubs
+    cells = [c for c in notebook.cells if c.cell_type == "code" and c.source.startswith("grader.show(")]
+    for cell in cells:
+        shown = [o.data for o in cell.outputs if o.output_type == "execute_result"]
+        assert len(shown) == 1 and "text/plain" in shown[0], cell.source
+        if "heat=True" not in cell.source:
+            assert "image/png" in shown[0], cell.source
+
+
+@requires_interpreter
+def test_a_map_in_a_notebook_is_a_png(tmp_path):
+    """grader.show in a notebook cell: Jupyter gets a PNG to show, and the text map beside it."""
+    setup = next(c for c in read("01_warmup").cells if "setup" in c.metadata.get("tags", []))
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(setup.source),
+        nbformat.v4.new_code_cell("from grader.course import registry\nfrom grader.worker import loader\n"
+                                  "add = loader.load_launcher(registry.find(1), 'solutions')"),
+        nbformat.v4.new_code_cell("grader.show(1, add)")])
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        execute(notebook, monkeypatch)
+    (shown,) = [o.data for o in notebook.cells[-1].outputs if o.output_type == "execute_result"]
+    assert shown["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
+    assert "z: program (0,0,0) wrote z[0..31]" in shown["text/plain"]
+
+
+def _setup_part(cell) -> str:
+    return cell.source[:cell.source.index("import grader")]
+
+
+def test_the_setup_cell_finds_the_course_or_clones_and_installs_it(tmp_path, monkeypatch):
+    """The setup cell, as Colab runs it: from the repository it finds the course and runs nothing; opened alone, in
+    an empty folder, it clones the release these notebooks belong to and installs it; run again after a restart, it
+    finds that clone."""
+    code = {chapter.id: _setup_part(next(c for c in read(chapter.id).cells if "setup" in c.metadata.get("tags", [])))
+            for chapter in CHAPTERS}
+    assert set(code.values()) == {stubs.setup_code()}, "python -m grader.course.stubs --write sets the setup cells"
+    tag, repository = stubs.release()
+    assert tag == "v" + tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    calls = []
+
+    def run(command, check):
+        assert check, "a failed clone or install must stop the notebook"
+        calls.append(command)
+        if command[:2] == ["git", "clone"]:  # the clone, with what the cell looks for
+            for folder in ("grader", "puzzles"):
+                (Path(command[-1]) / folder).mkdir(parents=True)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    setup = stubs.setup_code()
+
+    def run_cell(folder):
+        monkeypatch.chdir(folder)
+        namespace = {}
+        exec(setup, namespace)
+        return namespace["REPO_ROOT"]
+
+    assert run_cell(NOTEBOOKS) == ROOT and calls == []
+    clone = tmp_path / "triton-attention-puzzles"
+    assert run_cell(tmp_path) == clone and sys.path[0] == str(clone)
+    assert calls == [["git", "clone", "--quiet", "--depth=1", f"--branch={tag}", repository, str(clone)],
+                     [sys.executable, "-m", "pip", "install", "--quiet", "--editable", str(clone)]]
+    calls.clear()
+    assert run_cell(tmp_path) == clone and calls == []
+
+
+def test_the_readme_opens_each_notebook_in_colab_at_its_release():
+    tag, repository = stubs.release()
+    readme = (ROOT / "README.md").read_text()
+    for chapter in CHAPTERS:
+        link = f"{repository.replace('https://github.com/', 'https://colab.research.google.com/github/')}" \
+               f"/blob/{tag}/notebooks/{chapter.id}.ipynb"
+        assert link in readme, f"the README has no Colab badge for {chapter.id}: {link}"
 
 
 def _lines(text):
@@ -197,6 +282,7 @@ def _store(path: Path, committed: dict, fresh) -> None:
 
 
 @requires_interpreter
+@pytest.mark.slow
 def test_stored_outputs_are_current(run_with_stubs):
     chapter, fresh, _ = run_with_stubs
     path = NOTEBOOKS / f"{chapter}.ipynb"
@@ -220,6 +306,7 @@ def test_stored_outputs_are_current(run_with_stubs):
 
 @requires_interpreter
 @pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.slow
 def test_notebook_with_solutions_solves_every_puzzle(chapter, monkeypatch):
     outputs = execute(_with_exercises(chapter, lambda n: code_part(solution(n))), monkeypatch)
     assert sorted(outputs) == [p.number for p in puzzles_of(chapter)]

@@ -139,6 +139,7 @@ def run_merged(*args):
 
 @requires_interpreter
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_nan_outputs_give_strict_json_and_a_failed_gradescope_test(tmp_path):
     kernel = tmp_path / "p01_nan.py"
     kernel.write_text(nan_output_kernel())
@@ -158,6 +159,7 @@ def test_nan_outputs_give_strict_json_and_a_failed_gradescope_test(tmp_path):
 
 @requires_interpreter
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_a_passing_puzzle_scores_its_point_and_notices_come_before_the_report(tmp_path):
     results = tmp_path / "results.json"
     run = run_merged("1", "--impl", "solutions", "--gradescope", str(results))
@@ -171,6 +173,7 @@ def test_a_passing_puzzle_scores_its_point_and_notices_come_before_the_report(tm
 
 @requires_interpreter
 @pytest.mark.puzzle1
+@pytest.mark.slow
 def test_the_text_report_of_a_hostile_file_is_clean(tmp_path):
     kernel = tmp_path / "p01_\x1b[2Jclear.py"
     kernel.write_text(launcher_raising(f"ValueError({ANSI_SURROGATE_FLOOD})  # \x1b[5mblink"))

@@ -16,7 +16,7 @@ def test_the_source_index_agrees_with_the_registry():
     assert [(e.number, e.slug, e.title, e.module) for e in index.entries()] == \
         [(p.number, p.slug, p.title, p.module) for p in registry.PUZZLES]
     assert index.find("softmax_online").number == 5 and index.find(" 4 ").slug == "softmax_three_loop"
-    with pytest.raises(KeyError, match="choose one of: 1 \\(add\\)"):
+    with pytest.raises(KeyError, match="Did you mean softmax_online\\? Choose one of: 1 \\(add\\)"):
         index.find("sofmax")
 
 
@@ -41,6 +41,7 @@ def test_the_progress_table_and_a_stub_answer_without_torch(tmp_path):
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())
+@pytest.mark.slow
 def test_a_stub_gets_the_same_report_quick_or_full(puzzle, tmp_path, monkeypatch, capsys):
     """The quick path and the full grader say the same of a stub: its title, and "not started" with the same
     words (the full one adds its mode line on stderr, and names the file it was given)."""
@@ -55,6 +56,7 @@ def test_a_stub_gets_the_same_report_quick_or_full(puzzle, tmp_path, monkeypatch
     assert [line for line in fast if "not started:" in line] == [line for line in full if "not started:" in line]
 
 
+@pytest.mark.slow
 def test_a_terminal_sees_each_case_as_it_finishes_and_a_pipe_does_not(tmp_path):
     """Grading on a terminal shows a line per judged case on stderr (rewritten in place); piped, stderr holds none."""
     import pty

@@ -33,6 +33,7 @@ pytestmark = requires_interpreter
 
 @pytest.mark.parametrize("puzzle", by_puzzle())
 @pytest.mark.parametrize("seed", [0, 12345])
+@pytest.mark.slow
 def test_solution_passes_every_case(puzzle, seed):
     result = grade_file(puzzle, ROOT / "solutions" / f"{puzzle.module}.py", seed=seed)
     failures = [f"{c.name}: {c.reason}: {c.message}" for c in result.cases if not c.passed]
@@ -58,6 +59,7 @@ def test_some_solution_goes_beyond_its_lesson():
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
+@pytest.mark.slow
 def test_the_lesson_form_of_a_solution_passes_too(puzzle, tmp_path):
     """Without its "beyond the lesson" sections a solution is what the stub asks for, and it must pass alone."""
     text = lesson_text(puzzle)
@@ -67,6 +69,7 @@ def test_the_lesson_form_of_a_solution_passes_too(puzzle, tmp_path):
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle([p for p in _GOES_BEYOND if p.number in BEYOND_ALWAYS]))
+@pytest.mark.slow
 def test_a_solutions_beyond_the_lesson_path_passes_every_case(puzzle, tmp_path):
     """The launcher takes that path on some cases only (and on some seeds); taken always, it must pass them all. The
     path is the solution's own launcher's, so it is graded with it (kernel-only grading runs the stub's)."""
@@ -78,6 +81,7 @@ def test_a_solutions_beyond_the_lesson_path_passes_every_case(puzzle, tmp_path):
     pytest.param(16, "graph_attention_backward_atomics", "dk", {"empty graph"}, marks=pytest.mark.puzzle16, id="16"),
     pytest.param(17, "attention_backward_atomics", "dq", set(), marks=pytest.mark.puzzle17, id="17"),
 ])
+@pytest.mark.slow
 def test_an_atomics_variant_is_right_and_only_its_atomics_are_refused(puzzle, variant, summed, exempt, tmp_path):
     """The "beyond the lesson" launcher that adds one gradient with atomics (for the benchmark) gets every gradient
     of every case right, and grading refuses it for its atomics (and, in the interpreter, for the zeros that
@@ -256,6 +260,7 @@ def _tcb_rows(inputs, slots: str = "tcb_col") -> int:
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())
+@pytest.mark.slow
 def test_access_counts_match_the_algorithm(puzzle):
     """The solutions move exactly the traffic their docstrings promise: every tensor they read, and every output."""
     result = grade_file(puzzle, ROOT / "solutions" / f"{puzzle.module}.py")

@@ -35,7 +35,9 @@ BF16_SKIP = ("triton's interpreter multiplies bfloat16 blocks wrongly in tl.dot;
              "fixes that, so a GPU grades this case")
 
 _PROBLEMS = env.version_problems(env.Mode(True, ""))
-pytestmark = pytest.mark.skipif(bool(_PROBLEMS), reason="; ".join(_PROBLEMS) or "interpreter usable")
+# slow: its fixture runs every solution's cases in a child process on the stock interpreter (two minutes of CPU).
+pytestmark = [pytest.mark.skipif(bool(_PROBLEMS), reason="; ".join(_PROBLEMS) or "interpreter usable"),
+              pytest.mark.slow]
 
 
 def _key(puzzle, case) -> str:

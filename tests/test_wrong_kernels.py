@@ -350,6 +350,7 @@ MUTATIONS = [
 
 
 @pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
+@pytest.mark.slow
 def test_mutated_solution_is_rejected_for_the_right_reason(mutation, tmp_path):
     rejected_case(mutation, tmp_path)
 

@@ -9,6 +9,7 @@ number, slug and title, so it reads them here from the ``Puzzle(number, "slug", 
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +41,25 @@ def entries() -> tuple[Entry, ...]:
 
 
 def find(key: str | int) -> Entry:
-    """An entry by number ('4', 4) or slug; KeyError with the choices, as ``registry.find`` says it."""
+    """An entry by number ('4', 4) or slug; KeyError with a guess and the choices (``unknown``)."""
     text = str(key).strip()
     for entry in entries():
         if (text.isdigit() and int(text) == entry.number) or text == entry.slug:
             return entry
+    raise KeyError(unknown(text))
+
+
+def unknown(text: str) -> str:
+    """What `find` (and ``registry.find``) says of a key that names no puzzle: the slugs it most likely meant, and
+    every choice."""
+    guesses = suggestions(text)
+    guess = f" Did you mean {' or '.join(guesses)}?" if guesses else ""
     choices = ", ".join(f"{e.number} ({e.slug})" for e in entries())
-    raise KeyError(f"no puzzle {text!r}; choose one of: {choices}")
+    return f"no puzzle {text!r}.{guess} Choose one of: {choices}"
+
+
+def suggestions(text: str) -> list[str]:
+    """The slugs a mistyped name most likely meant: those it begins ('flash', 'softmax'), else the closest
+    spelling ('sofmax' -> softmax_online), else none."""
+    typed, slugs = text.lower(), [e.slug for e in entries()]
+    return [s for s in slugs if typed and s.startswith(typed)] or difflib.get_close_matches(typed, slugs, n=1)

@@ -7,6 +7,7 @@ README.md's "Adding a puzzle" says what else a puzzle needs.
 
 from __future__ import annotations
 
+from grader.course import index
 from grader.course.chapters import backward, softmax, sparse_graphs, tensor_cores, warmup
 from grader.course.puzzle import Puzzle
 
@@ -28,8 +29,7 @@ def find(key: str | int | Puzzle) -> Puzzle:
         return BY_NUMBER[int(text)]
     if text in BY_SLUG:
         return BY_SLUG[text]
-    choices = ", ".join(f"{p.number} ({p.slug})" for p in PUZZLES)
-    raise KeyError(f"no puzzle {text!r}; choose one of: {choices}")
+    raise KeyError(index.unknown(text))
 
 
 if __name__ == "__main__":  # the puzzles' numbers, for scripts/grade_submission.sh

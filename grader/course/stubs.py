@@ -21,8 +21,9 @@ stub's launcher is the lesson's. ``lesson_form`` keeps the solution regions and 
 sections, which is the solution a learner would write (the tests grade it too).
 
 The notebooks' exercise cells hold the same stub code (the puzzle file after its docstring), and
-are committed without outputs; this module checks and writes those too. The other cells keep their
-stored outputs (tests/test_notebooks.py checks that those are current).
+are committed without outputs; this module checks and writes those too. So it does the first lines of
+each notebook's setup cell (``SETUP``), which find the course or, in Colab, clone and install it. The
+other cells keep their stored outputs (tests/test_notebooks.py checks that those are current).
 
     python -m grader.course.stubs           exit 1 if puzzles/ or a notebook differs from the stubs (CI runs this)
     python -m grader.course.stubs --write   rewrite them from solutions/ (maintainers: it overwrites your work!)
@@ -35,6 +36,7 @@ import ast
 import json
 import re
 import sys
+import tomllib
 from typing import NamedTuple
 
 from grader.paths import ROOT
@@ -104,14 +106,56 @@ def _cell_lines(text: str) -> list[str]:
     return lines
 
 
+# The first lines of every notebook's cell tagged "setup", up to its `import grader`. Opened from the repository, a
+# notebook finds it; opened alone (Colab), it clones the repository at the release it belongs to and installs it.
+# {release} and {repository} come from pyproject.toml: a new version moves every notebook to its tag.
+SETUP = """\
+import subprocess
+import sys
+from pathlib import Path
+
+# The course is the folder that holds grader/ and puzzles/: the notebook's folder or one above it. Opened on its own
+# (in Colab, say), the notebook clones the course at the release it belongs to, and installs it.
+RELEASE, REPOSITORY = "{release}", "{repository}"
+places = [Path.cwd(), *Path.cwd().parents, Path.cwd() / "{folder}"]
+REPO_ROOT = next((p for p in places if (p / "grader").is_dir() and (p / "puzzles").is_dir()), None)
+if REPO_ROOT is None:
+    REPO_ROOT = places[-1]
+    print(f"cloning the course ({{RELEASE}}) into {{REPO_ROOT}} and installing it: a minute or two")
+    subprocess.run(["git", "clone", "--quiet", "--depth=1", f"--branch={{RELEASE}}", REPOSITORY, str(REPO_ROOT)],
+                   check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--editable", str(REPO_ROOT)], check=True)
+if str(REPO_ROOT) not in sys.path:  # the grader imports from there, installed or not (this kernel started first)
+    sys.path.insert(0, str(REPO_ROOT))
+
+"""
+
+
+def release() -> tuple[str, str]:
+    """(the release's tag, the repository's address), from pyproject.toml: v{version} and its Source URL."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return f"v{project['version']}", project["urls"]["Source"]
+
+
+def setup_code() -> str:
+    """The lines `SETUP` puts at the top of each notebook's setup cell, for this release."""
+    tag, repository = release()
+    return SETUP.format(release=tag, repository=repository, folder=repository.rstrip("/").rsplit("/", 1)[-1])
+
+
 def _notebook_text(path, stubs: dict) -> str:
-    """The notebook at `path` with every exercise cell set to its stub, without outputs."""
+    """The notebook at `path` with every exercise cell set to its stub and its setup cell's first lines to
+    `SETUP`, without outputs."""
     notebook = json.loads(path.read_text())
     for cell in notebook["cells"]:
         if cell["cell_type"] != "code":
             continue
         cell["execution_count"] = None
         tags = cell.get("metadata", {}).get("tags", [])
+        if "setup" in tags:
+            source = "".join(cell["source"])
+            start = re.search(r"^import grader\b", source, re.MULTILINE)
+            cell["source"] = _cell_lines(setup_code() + (source[start.start():] if start else ""))
         number = next((int(t.removeprefix("puzzle-")) for t in tags if t.startswith("puzzle-")), None)
         if "exercise" in tags:
             cell["outputs"] = []  # the learner's work: never committed with a result

@@ -11,19 +11,14 @@ import sys
 from pathlib import Path
 
 from grader import env
-from grader.paths import IMPLS, shown
+from grader.paths import IMPLS, course_missing, shown
 from grader.safe_output import clean_text, one_line
 
 EXAMPLES = """\
 examples:
-  python -m grader                      progress table of every puzzle
-  python -m grader 4                    grade puzzle 4 (or: python -m grader softmax_three_loop)
-  python -m grader --all --impl solutions
-  python -m grader 4 --file student.py --json
-  python -m grader 4 --file student.py --gradescope results.json
-  python -m grader bench 4 5            GPU benchmarks (needs a GPU)
-  python -m grader 1 --map              who loaded and stored what, in the first failing case (interpreter)
-  python -m grader 4 --map ragged --heat --map softmax.png
+  python -m grader            your progress: every puzzle and whether it is solved
+  python -m grader 4          grade puzzle 4 (or by name: python -m grader softmax_three_loop)
+  python -m grader 1 --map    draw who loaded and stored each element, in the first failing case
 
 exit status: 0 every selected puzzle passed (or the table was shown), 1 one failed,
 2 usage or environment error, 3 the grader itself could not grade (nothing was scored).
@@ -33,7 +28,8 @@ exit status: 0 every selected puzzle passed (or the table was shown), 1 one fail
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     description="Grade Triton Attention Puzzles.")
+                                     description="Grade Triton Attention Puzzles. Installed with pip, "
+                                                 "triton-puzzles is the same command.")
     parser.add_argument("puzzles", nargs="*", metavar="PUZZLE", help="puzzle numbers or slugs to grade")
     parser.add_argument("--all", action="store_true", help="grade every puzzle")
     parser.add_argument("--impl", choices=IMPLS, default="puzzles",
@@ -62,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:
+        if course_missing():
+            print(f"error: {course_missing()}", file=sys.stderr)
+            return 2
         from grader import bench
 
         return bench.main(argv[1:])
@@ -88,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--heat goes with --map: python -m grader 4 --map --heat")
     if args.map is not None and (args.json or args.gradescope):
         parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
+    if course_missing():
+        parser.error(course_missing())
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return _grade(parser, args)

@@ -5,7 +5,8 @@ this module turns that record into small pictures a beginner reads at a glance:
 
     python -m grader 1 --map                  the first failing case (else the first), as text
     python -m grader 4 --map ragged --heat    how often each element of case "ragged" was read
-    python -m grader 2 --map tile.png         the PNG too (needs matplotlib)
+    python -m grader 2 --map tile.png         the PNG too
+    grader.show(2, outer_add)                 in a notebook: the picture (the text map in a terminal)
 
 A picture is plain numpy arrays (``Picture``), one cell per block of elements, at most ROWS x COLUMNS cells per
 tensor. The CLI runs the case in a worker process, as grading does (``runner.map_case``), which sends the pictures
@@ -16,6 +17,7 @@ a Python error or a timeout inside the case still shows what happened up to the 
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import os
 import sys
@@ -422,14 +424,17 @@ def render_heat(maps: Maps, colour: bool = False) -> str:
 
 # -- PNG ------------------------------------------------------------------------------------------------------
 
+def drawn(maps: Maps, heat: bool = False) -> list[Picture]:
+    """The pictures a figure has a panel for: every one, or in a heat map those of the tensors that were read."""
+    return [p for p in maps.pictures if not heat or p.reads.any()]
+
+
 def figure(maps: Maps, heat: bool = False):
-    """A matplotlib Figure of the maps (one panel per tensor), or None when matplotlib is not installed."""
-    try:
-        from matplotlib.figure import Figure
-        from matplotlib.patches import Patch
-    except ImportError:
-        return None
-    pictures = [p for p in maps.pictures if not heat or p.reads.any()]  # a heat map of a tensor never read is empty
+    """A matplotlib Figure of the maps, one panel per tensor drawn (imported here: the grader starts without it)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    pictures = drawn(maps, heat)
     heights = [p.present.shape[0] + 3 for p in pictures] or [3]  # a panel's rows of cells, and its title
     fig = Figure(figsize=(9, 2 + 0.13 * sum(heights)), layout="constrained")
     axes = fig.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
@@ -482,11 +487,8 @@ def _xterm_rgb(code: int) -> tuple[float, float, float]:
 
 def save_png(maps: Maps, path: str, heat: bool = False) -> str:
     """Write the PNG; what to tell the user (where it went, or why there is none)."""
-    fig = figure(maps, heat)
-    if fig is None:
-        return "no PNG written: matplotlib is not installed (pip install matplotlib); the text map is above"
     try:
-        fig.savefig(path, dpi=120)
+        figure(maps, heat).savefig(path, dpi=120)
     except OSError as exc:
         return f"no PNG written: {path}: {exc.strerror or exc}"
     return f"map written to {path}"
@@ -639,11 +641,35 @@ def _first_failing(puzzle, impl: str, file: str | None, seed: int, timeout: floa
     return names.index(failing[0]) if failing else 0
 
 
+DISPLAY_DPI = 80  # a 9-inch-wide figure 720 pixels wide: the width of a notebook's output area
+
+
+@dataclass
+class Drawing:
+    """One case's maps as ``grader.show`` gives them back: Jupyter shows the picture (``_repr_png_``), a terminal
+    and ``print`` the text map."""
+    maps: Maps
+    heat: bool = False
+
+    def __str__(self) -> str:
+        return render_heat(self.maps) if self.heat else render_text(self.maps)
+
+    __repr__ = __str__  # what a terminal's Python shows, and Jupyter's text/plain beside the PNG
+
+    def _repr_png_(self) -> bytes | None:
+        """The PNG of the figure; None, so that Jupyter shows the text, when there is nothing to draw (a map outside
+        the interpreter, a heat map of a stub that read nothing)."""
+        if not drawn(self.maps, self.heat):
+            return None
+        png = io.BytesIO()
+        figure(self.maps, self.heat).savefig(png, format="png", dpi=DISPLAY_DPI)
+        return png.getvalue()
+
+
 def show(puzzle, launcher, case: int | str | None = None, heat: bool = False, seed: int = 0,
-         timeout: float | None = None) -> None:
-    """Draw one case's maps in this process (``grader.show``): the text map, and in a notebook with matplotlib
-    installed the figure too. The text is printed either way, so a notebook's stored output is the same with
-    and without matplotlib. `case`: its name or number (from 1); the first case by default."""
+         timeout: float | None = None) -> Drawing:
+    """Draw one case's maps in this process (``grader.show``). `case`: its name or number (from 1); the first case
+    by default."""
     from grader import env
     from grader.course import registry
 
@@ -651,9 +677,4 @@ def show(puzzle, launcher, case: int | str | None = None, heat: bool = False, se
     index = 0 if case is None else find_case(puzzle, str(case))
     maps = record_case(puzzle, launcher, puzzle.cases[index], seed, timeout or env.DEFAULT_TIMEOUT)
     maps.title = _title(puzzle, index, seed)
-    print(render_heat(maps) if heat else render_text(maps))
-    fig = figure(maps, heat) if maps.pictures and "IPython" in sys.modules else None
-    if fig is not None:
-        from IPython.display import display
-
-        display(fig)
+    return Drawing(maps, heat)

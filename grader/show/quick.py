@@ -14,13 +14,15 @@ import sys
 
 from grader.course import index
 from grader.judge import submission
-from grader.paths import ROOT, shown
+from grader.paths import ROOT, course_missing, shown
 from grader.show import progress, report
 
 
 def answer(argv: list[str]) -> int | None:
     """The exit status after printing the progress table (no arguments) or a stub's report; None when the full
     grader must answer."""
+    if course_missing():  # installed without the repository: the full grader says so
+        return None
     if not argv:
         print(report.format_table(progress.rows("puzzles"), "puzzles"))
         return 0
