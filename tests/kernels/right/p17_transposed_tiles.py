@@ -97,14 +97,12 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
     dk = torch.empty((t, d), dtype=torch.float32, device=q.device)
     dv = torch.empty((t, d), dtype=torch.float32, device=q.device)
     delta = torch.empty(n, dtype=torch.float32, device=q.device)
-    # Untuned defaults (no GPU measurement yet; scripts/gpu_ch5b.sh sweeps them): a key walk holds 64 keys and
-    # steps 64 queries, the query walk the mirror image; 4 warps, 16 query rows each.
-    key_walk = dict(BQ=BQ or 64, BK=BK or 64)
-    query_walk = dict(BQ=BQ or 64, BK=BK or 64)
-    settings = dict(D=d, CAUSAL=bool(causal), num_warps=4, num_stages=2)
-    attention_backward_delta_kernel[(triton.cdiv(n, query_walk["BQ"]),)](o, do, delta, n, D=d, BQ=query_walk["BQ"])
-    attention_backward_dkdv_kernel[(triton.cdiv(t, key_walk["BK"]),)](q, k, v, do, lse, delta, dk, dv, n, t, scale,
-                                                                       **key_walk, **settings)
-    attention_backward_dq_kernel[(triton.cdiv(n, query_walk["BQ"]),)](q, k, v, do, lse, delta, dq, n, t, scale,
-                                                                       **query_walk, **settings)
+    # Untuned defaults (no GPU run of this puzzle yet; scripts/gpu_ch5_part2.sh sweeps them): 64 x 64 tiles in both
+    # walks; 8 warps at D = 128, where the key walk's two [64, 128] float32 accumulators alone would take 128
+    # registers a thread each with 4 warps.
+    BQ, BK = BQ or 64, BK or 64
+    settings = dict(D=d, BQ=BQ, BK=BK, CAUSAL=bool(causal), num_warps=4 if d <= 64 else 8, num_stages=2)
+    attention_backward_delta_kernel[(triton.cdiv(n, BQ),)](o, do, delta, n, D=d, BQ=BQ)
+    attention_backward_dkdv_kernel[(triton.cdiv(t, BK),)](q, k, v, do, lse, delta, dk, dv, n, t, scale, **settings)
+    attention_backward_dq_kernel[(triton.cdiv(n, BQ),)](q, k, v, do, lse, delta, dq, n, t, scale, **settings)
     return dq, dk, dv
