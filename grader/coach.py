@@ -56,14 +56,14 @@ def figures(recorder, outputs: tuple[str, ...]) -> Figures:
     results = named or written
     launches: dict[int, list[int]] = {}  # launch -> elements each of its programs loaded
     for (launch, _), loads in recorder.program_loads.items():
-        launches.setdefault(launch, []).append(sum(loads.values()))
+        launches.setdefault(launch, []).append(round(sum(loads.values())))
     launch, per_program = max(launches.items(), key=lambda item: sum(item[1]), default=(0, []))
     return Figures(
         traffic.load_lanes, traffic.load_active, traffic.store_lanes, traffic.store_active, traffic.wide_loads,
         traffic.contiguous_loads,
-        bytes_moved=sum((r.loads + r.stores + r.atomics) * r.itemsize for r in regions),
+        bytes_moved=sum(r.load_bytes + r.store_bytes for r in regions),  # an atomic reads and writes
         compulsory_bytes=sum(r.numel * r.itemsize for r in inputs + results),
-        input_loads=sum(r.loads for r in inputs), input_elements=sum(r.numel for r in inputs),
+        input_loads=round(sum(r.loads for r in inputs)), input_elements=sum(r.numel for r in inputs),
         atomics=sum(r.atomics for r in regions), output_elements=sum(r.numel for r in results),
         programs=max(len(per_program), sum(1 for number, _ in recorder.program_names if number == launch)),
         program_loads=sum(per_program),

@@ -29,6 +29,11 @@ from grader import coach
 MAX_ELEMENTS = 1 << 28  # per array: far above any case, low enough that a forged size cannot exhaust memory
 MAX_OUTPUTS = 64
 MAX_COUNT = 1 << 53  # a coach's count: far above any case, and exact where --json is read as float64 (JavaScript)
+# The NaN that masked-off lanes of a load without other= get in the interpreter (grader.worker.instrument): its
+# payload (bits 21..16 of a float32's mantissa, kept by float16 and bfloat16, and by most arithmetic: 0 * NaN, sums,
+# exp2) tells the judge (grader.judge.checker) that an output's NaN came from an undefined lane, not from 0 * inf.
+UNDEFINED_NAN32 = 0x7FDEAD00
+UNDEFINED_PAYLOAD = 0x003F0000
 _TORCH_DTYPES = {str(d): d for d in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
                                      torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)}
 _REASON = re.compile(r"[a-z_]{1,40}")

@@ -20,7 +20,7 @@ Spec (the grader's copy is in grader/course/specs.py)
         denominator = score.new_zeros(num_nodes, score.shape[1]).index_add_(0, dst.long(), score)
         return numerator / (denominator[..., None] + EPS)
 
-What you write: both kernels. The launcher is given: it zeroes num and den, launches
+What you write: both kernels. The launcher is given: it zeroes out (the sums num) and den, launches
 `scatter_kernel` over blocks of edges, then `normalize_kernel` over blocks of nodes, in place.
 The file also holds a second, deterministic approach for comparison, `scatter_add_coo_scan`:
 one program per node scanning every edge, skipping blocks with no edge for it. It does
@@ -30,8 +30,8 @@ Hints
 - offsets as 3-D blocks: edges `[:, None, None]`, heads `[None, :, None]`, features `[None, None, :]`;
   H_PAD and D_PAD are H and D rounded up to powers of two, so mask h < H and d < D too   (6 lines)
 - scatter_kernel: load BLOCK_E destinations, the [BLOCK_E, H, D] tile of v_scaled and the
-  [BLOCK_E, H] tile of score, and tl.atomic_add each into num and den at the destination  (8 lines)
-- normalize_kernel: load a block of nodes' num and den, store num / (den + 1e-6) into num  (9 lines)
+  [BLOCK_E, H] tile of score, and tl.atomic_add each into out and den at the destination  (8 lines)
+- normalize_kernel: load a block of nodes' sums and den, store num / (den + 1e-6) into out  (9 lines)
 
 Grade it:  python -m grader 7
 """
@@ -48,7 +48,7 @@ def scatter_kernel(
     v_scaled_ptr,  # pointer to v_scaled: E x H x D float32, one row of H*D per edge
     score_ptr,  # pointer to score: E x H float32
     dst_ptr,  # pointer to dst: E int32, the destination of each edge
-    num_ptr,  # pointer to num: N x H x D float32, zeroed; sums of v_scaled per destination
+    out_ptr,  # pointer to out: N x H x D float32, zeroed; here the sums num of v_scaled per destination
     den_ptr,  # pointer to den: N x H float32, zeroed; sums of score per destination
     E,  # number of edges
     H,  # heads
@@ -72,14 +72,14 @@ def scatter_kernel(
     # Beyond the lesson, sem="relaxed": nothing reads the sums until the next launch, so no atomic needs to order
     # the memory around it; the default ("acq_rel") fences each one, and its result is waited for.
     target = dst[:, None, None] * (H * D) + heads[None, :, None] * D + feats[None, None, :]
-    tl.atomic_add(num_ptr + target, values, mask=tile_mask, sem="relaxed")
+    tl.atomic_add(out_ptr + target, values, mask=tile_mask, sem="relaxed")
     tl.atomic_add(den_ptr + dst[:, None] * H + heads[None, :], scores, mask=head_mask, sem="relaxed")
     # <<< solution
 
 
 @triton.jit
 def normalize_kernel(
-    num_ptr,  # pointer to num: N x H x D float32; overwritten with the output
+    out_ptr,  # pointer to out: N x H x D float32, holding the sums num; overwritten with num / (den + 1e-6)
     den_ptr,  # pointer to den: N x H float32
     N,  # number of nodes
     H,  # heads
@@ -96,8 +96,8 @@ def normalize_kernel(
     tile_mask = head_mask[:, :, None] & (feats < D)[None, None, :]
     tile = nodes[:, None, None] * (H * D) + heads[None, :, None] * D + feats[None, None, :]
     den = tl.load(den_ptr + nodes[:, None] * H + heads[None, :], mask=head_mask, other=0.0)
-    num = tl.load(num_ptr + tile, mask=tile_mask, other=0.0)
-    tl.store(num_ptr + tile, num / (den[:, :, None] + EPS), mask=tile_mask)
+    num = tl.load(out_ptr + tile, mask=tile_mask, other=0.0)
+    tl.store(out_ptr + tile, num / (den[:, :, None] + EPS), mask=tile_mask)
     # <<< solution
 
 
@@ -106,15 +106,15 @@ def scatter_add(v_scaled: torch.Tensor, score: torch.Tensor, dst: torch.Tensor, 
     """Edge-parallel: atomics into zeroed sums, then a second launch normalises them in place. BLOCK_E=32 by
     default: the fastest of 32, 64 and 128 on an H200 at batches of 64 to 4096 molecules (64 at batch 16)."""
     num_edges, heads, feats = v_scaled.shape
-    num = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)
+    out = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)  # num, then out
     den = torch.zeros((num_nodes, heads), dtype=score.dtype, device=score.device)
     pads = dict(H_PAD=triton.next_power_of_2(heads), D_PAD=triton.next_power_of_2(feats))
     if num_edges:
-        scatter_kernel[(triton.cdiv(num_edges, BLOCK_E),)](v_scaled, score, dst, num, den, num_edges, heads, feats,
+        scatter_kernel[(triton.cdiv(num_edges, BLOCK_E),)](v_scaled, score, dst, out, den, num_edges, heads, feats,
                                                            BLOCK_E=BLOCK_E, **pads)
     block_n = 16
-    normalize_kernel[(triton.cdiv(num_nodes, block_n),)](num, den, num_nodes, heads, feats, BLOCK_N=block_n, **pads)
-    return num
+    normalize_kernel[(triton.cdiv(num_nodes, block_n),)](out, den, num_nodes, heads, feats, BLOCK_N=block_n, **pads)
+    return out
 
 
 # -- the other approach: one program per node, scanning every edge ----------------------------------------

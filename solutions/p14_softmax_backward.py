@@ -25,10 +25,10 @@ What you write: the body of `softmax_backward_kernel`. The launcher is given: on
 Budget: y and dy read at most twice each, dx written once.
 
 Hints
-- rows, their mask, and Δ as a float32 block of B0, one value per row, zeroed             (4 lines)
+- rows, their mask, int64 row offsets, and Δ as a float32 block of B0, one per row, zeroed  (4 lines)
 - loop 1 over the row in blocks of B1: load y and dy (masked, other=0.0, so padded lanes
-  add nothing) and add the row sums of y * dy to Δ                                         (6 lines)
-- loop 2: load them again and store y * (dy - Δ[:, None])                                  (6 lines)
+  add nothing) and add the row sums of y * dy to Δ                                         (7 lines)
+- loop 2: load them again and store y * (dy - Δ[:, None])                                  (7 lines)
 - offsets: rows * T passes 2**31 elements at 2,048 rows of 2**20 on a GPU; multiply in int64
   (`rows.to(tl.int64) * T`)
 
@@ -50,7 +50,7 @@ def softmax_backward_kernel(
     B0: tl.constexpr,  # rows per program, a power of two
     B1: tl.constexpr,  # columns per loop step, a power of two
 ):
-    # >>> solution: about 16 lines
+    # >>> solution: about 18 lines
     # Beyond the lesson, L2 eviction hints as in puzzle 5: loop 2 reads the row again, so loop 1 asks L2 to keep its
     # lines ("evict_last") and loop 2 lets them go first ("evict_first").
     rows = tl.program_id(0) * B0 + tl.arange(0, B0)

@@ -59,6 +59,7 @@ def test_gradcheck_of_the_cross_entropy_with_ignored_rows():
         lambda logits: torch.nn.functional.cross_entropy(logits, target, ignore_index=specs.IGNORE_INDEX), (x,))
 
 
+@pytest.mark.slow
 def test_gradcheck_of_the_graph_attention_spec_with_clipped_features_and_logits():
     """Scaled so that some features and logits lie beyond +-5 (none within the step of a bound)."""
     graph, gen = _tiny_graph(), _gen(1)
@@ -143,6 +144,7 @@ def test_cross_entropy_backward_is_the_mean_loss_gradient_times_dloss():
     assert torch.equal(got[1], torch.zeros(7, dtype=torch.float64))  # the ignored row
 
 
+@pytest.mark.slow
 def test_graph_attention_backward_is_the_layers_gradient_for_q_k_v_and_e():
     case = Case("tiny", dict(H=2, D=3), fill=per_input(q=normal(3.0), k=normal(3.0), e=normal(2.0)),
                 graph=lambda gen: _tiny_graph())
@@ -203,6 +205,7 @@ def test_y_is_the_softmax_of_the_logits_drawn_and_lse_their_log_sum_exp():
         assert lse == pytest.approx(top + math.log(sum(math.exp(value - top) for value in row)), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_h_and_den_are_the_forwards_output_and_sum_of_weights_plus_eps():
     """By a loop over the edges, as the layer's math reads."""
     case = registry.find(16).cases[0]

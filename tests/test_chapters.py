@@ -34,3 +34,9 @@ def test_benchmark_settings_are_by_slug():
     from grader.bench.settings import BENCHES
 
     assert set(BENCHES) == set(registry.BY_SLUG)
+
+
+def test_puzzle_4s_cases_speak_of_what_it_has():
+    """Puzzles 4 and 5 share their cases; puzzle 4 (three passes) has no running max, so no m_new."""
+    texts = [case.about + case.name for case in registry.find(4).cases]
+    assert not [text for text in texts if "m_new" in text]

@@ -1,6 +1,7 @@
 """Races: programs of one launch run at the same time on a GPU, though the interpreter runs them one after
-another. Two programs storing one element, or one loading what another stored, fails with reason "race";
-atomics, one program storing twice, and two programs storing the same bytes do not."""
+another. Two programs storing one element (even the same bytes: each element is written by one program), or one
+loading what another stored, fails with reason "race"; atomics that combine, and one program storing twice, do
+not. An exchange, and a compare-and-swap outside a retry loop, overwrite: they race like stores."""
 
 import pytest
 import torch
@@ -31,20 +32,21 @@ def _race(result):
 
 @pytest.mark.puzzle7
 def test_a_scatter_with_load_add_store_instead_of_an_atomic_is_a_race(tmp_path):
-    old = "tl.atomic_add(num_ptr + target, values, mask=tile_mask)"
+    old = "tl.atomic_add(out_ptr + target, values, mask=tile_mask, sem=\"relaxed\")"
     text = solution_text(registry.find(7))
     assert old in text
-    text = text.replace(old, "tl.store(num_ptr + target, tl.load(num_ptr + target, mask=tile_mask) + values, "
+    text = text.replace(old, "tl.store(out_ptr + target, tl.load(out_ptr + target, mask=tile_mask) + values, "
                              "mask=tile_mask)")
     case = _race(grade_text(7, text, tmp_path))
-    # named by the spec's output (the launcher's `num`), at an index in its own shape
+    # named by the spec's output, at an index in its own shape
     assert " both wrote out[" in case.message and "on a GPU they run at the same time" in case.message, case.message
-    assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(num_ptr + target" in case.message
+    assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(out_ptr + target" in case.message
 
 
 @pytest.mark.puzzle3
 def test_programs_of_one_row_adding_into_one_element_race():
-    result = grade_file(3, KERNELS / "wrong" / "p03_partial_sums_race.py", first_failure=True)
+    result = grade_file(3, KERNELS / "wrong" / "p03_partial_sums_race.py", first_failure=True,
+                        own_launcher=True)  # its own launcher splits each row between programs
     case = _race(result)
     assert "programs (0, 0, 0) and (0, 1, 0) both wrote z[0]" in case.message, case.message
 
@@ -87,14 +89,24 @@ def _overlap_kernel(dst_ptr, B: tl.constexpr, SAME: tl.constexpr):
     tl.store(dst_ptr + offsets, values)
 
 
-@pytest.mark.parametrize("same, race", [(True, False), (False, True)], ids=["same bytes", "different values"])
-def test_two_programs_storing_one_element_race_unless_they_store_the_same_bytes(same, race):
+@pytest.mark.parametrize("same", [True, False], ids=["same bytes", "different values"])
+def test_two_programs_storing_one_element_race_even_with_the_same_bytes(same):
     dst = torch.zeros(48)
     with instrument.recording() as recorder:
         _overlap_kernel[(2,)](dst, B=32, SAME=same)
-    assert (recorder.race is not None) == race
-    if race:
-        assert recorder.race.kind == "write" and recorder.race.region.element(recorder.race.element) == "dst[16]"
+    race = recorder.race
+    assert race is not None and race.kind == "write" and race.region.element(race.element) == "dst[16]"
+    assert race.same == same
+    assert ("both wrote dst[16], the same value: each output element is written by one program" in race.message()) \
+        == same, race.message()
+
+
+@pytest.mark.puzzle1
+def test_a_last_tile_shifted_back_over_its_neighbour_is_a_race():
+    """Two programs storing the same values into the overlap: the work is done twice; the message says why."""
+    case = _race(grade_file(1, KERNELS / "wrong" / "p01_overlapping_last_tile.py", first_failure=True))
+    assert "the same value: each output element is written by one program" in case.message, case.message
+    assert "mask the lanes past the end instead of shifting the block back" in case.message, case.message
 
 
 def test_atomics_are_exempt():
@@ -117,3 +129,45 @@ def test_a_read_modify_write_through_atomic_xchg_is_a_race():
 
     case = failed_case(grade_file(7, KERNELS / "wrong" / "p07_rmw_with_atomic_xchg.py", first_failure=True))
     assert case.reason == "race" and "tl.atomic_add" in case.message, case.message
+
+
+@triton.jit
+def _cas_kernel(counter_ptr, RETRY: tl.constexpr):
+    """Each program adds 1 to counter[0] by compare-and-swap: once, or in a loop until the swap took."""
+    old = tl.load(counter_ptr)
+    if RETRY:
+        seen = tl.atomic_cas(counter_ptr, old, old + 1.0)
+        while seen != old:
+            old = seen
+            seen = tl.atomic_cas(counter_ptr, old, old + 1.0)
+    else:
+        tl.atomic_cas(counter_ptr, old, old + 1.0)
+
+
+@pytest.mark.parametrize("retry", [True, False], ids=["retry loop", "one try"])
+def test_a_compare_and_swap_outside_a_retry_loop_races_like_a_store(retry):
+    counter = torch.zeros(1)
+    with instrument.recording() as recorder:
+        _cas_kernel[(3,)](counter, RETRY=retry)
+    assert counter.item() == 3.0  # the interpreter runs programs one after another: no update is lost here
+    if retry:
+        assert recorder.race is None, recorder.race.message()
+    else:
+        assert recorder.race is not None and recorder.race.kind == "write", "a lone atomic_cas must race"
+        assert "with tl.atomic_cas outside a retry loop" in recorder.race.message()
+
+
+@triton.jit
+def _add_zero_kernel(src_ptr, dst_ptr, B: tl.constexpr):
+    offsets = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(dst_ptr + offsets, tl.atomic_add(src_ptr + offsets, 0.0))
+
+
+def test_an_atomic_reads_and_writes_its_elements():
+    """tl.atomic_add(x, 0) reads x (and writes it back): both budgets count it."""
+    src, dst = torch.randn(32), torch.zeros(32)
+    with instrument.recording() as recorder:
+        _add_zero_kernel[(2,)](src, dst, B=16)
+    regions = {r.label: r for r in recorder.regions}
+    assert (regions["src"].loads, regions["src"].stores, regions["src"].atomics) == (32, 32, 32)
+    assert torch.equal(dst, src)

@@ -202,42 +202,84 @@ class Dots:
     """tl.dot does at least `work` multiply-adds in all, a formula in the case's sizes ("2*N*T*D"): the
     products must run on tensor cores, not as broadcast multiplies and sums. Counting work rather than
     calls means one product on tensor cores cannot stand in for two. A dot of a partial block counts in
-    full, so the formula may round the sizes that the launcher's blocks tile up to whole blocks (every program's
-    dots cover its whole block), and keeps exact the size the kernel loops over (its step is the kernel's to
-    choose): then the last, partial step of that loop cannot run on CUDA cores unseen. A puzzle with this budget
-    also holds every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32,
-    which float16 inputs pass exactly, so only a rule can see it."""
+    full, so the formula may round the sizes that the blocks tile up to whole blocks (every program's dots
+    cover its whole block), and keeps exact the size the kernel loops over (its step is the kernel's to
+    choose): then the last, partial step of that loop cannot run on CUDA cores unseen.
+
+    The blocks the formula rounds to are those the kernel's dots used (`launched`: a block and the dimension of
+    tl.dot that is its size, "M" or "N", the smallest seen), so a tile smaller than the case's needs less padding
+    and passes ("smaller is fine"). Only real work counts: a dot whose result never reaches a store (multiplied
+    by zero, overwritten) is dead, and so is one the GPU compiler removes. A puzzle with this budget also holds
+    every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32, which
+    float16 inputs pass exactly, so only a rule can see it."""
     work: str
     lesson: str = ""
     says: str = ""  # the formula in words, where it rounds sizes up to blocks ("M*N*K, M and N in whole blocks")
+    launched: tuple[tuple[str, str], ...] = ()  # (block, "M" or "N"): the block is the dots' own size
 
     def describe(self) -> str:
         return f"tl.dot does at least {self.says or self.work} multiply-adds"
 
+    def least(self, recorder, dims: Mapping[str, int]) -> int:
+        """The floor for this case, with each `launched` block the smallest one the kernel's dots used."""
+        used = dict(dims)
+        for block, side in self.launched:
+            sizes = [m if side == "M" else n for _, _, m, n in recorder.dot_calls]
+            if sizes:
+                used[block] = min(sizes)
+        return evaluate_formula(self.work, used)
+
     def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
-        """Only dots left in the compiled kernel count (grader.worker.gpu_compile): one whose result is never used is
-        removed by the GPU compiler, so it does no work there."""
+        """Only dots whose results reach a store, and that are left in the compiled kernel
+        (grader.worker.gpu_compile), count."""
         from grader.worker import (
             gpu_compile,
             instrument,  # not at import: the registry imports budgets before triton
         )
 
-        least = evaluate_formula(self.work, dims)
+        least = self.least(recorder, dims)
         kept = gpu_compile.dot_lines(recorder.launches)
-        dropped = {} if kept is None else {line: v for line, v in recorder.dot_lines.items() if line not in kept}
-        work = recorder.dot_work - sum(w for _, w in dropped.values())
+        live = [(line, work) for index, (line, work, _, _) in enumerate(recorder.dot_calls)
+                if index in recorder.live_dots]
+        dropped = {line for line, _ in live if kept is not None and line not in kept}
+        work = sum(w for line, w in live if line not in dropped)
         if work >= least:
             return None
-        calls = recorder.dots - sum(c for c, _ in dropped.values())
         formula = self.says or self.work
         message = (f"over budget: tl.dot did {work / least:.0%} of the multiply-adds ({work} of {formula} = {least}, "
-                   f"in {calls} calls).")
+                   f"in {sum(1 for line, _ in live if line not in dropped)} calls).")
+        dead = recorder.dead_dot_work()
+        if dead:
+            message += (f" {dead} multiply-adds of tl.dot never reached a store: a product multiplied by zero, or "
+                        "overwritten before it is stored, is dead work and does not count.")
         if dropped:
             where = ", ".join(instrument.location(file, line) for file, line in sorted(dropped))
-            removed = sum(w for _, w in dropped.values())
+            removed = sum(w for line, w in live if line in dropped)
             message += (f" The tl.dot at {where} is not in the compiled kernel: its result is never used, so the GPU "
                         f"compiler removes it and its {removed} multiply-adds do not count.")
         return f"{message} {self.lesson}".rstrip()
+
+
+def wide_tile(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], recorder) -> str | None:
+    """The report of a block wider than the case's blocks, where blocks are the lesson (Puzzle.lesson_blocks), or
+    None. Widths are read at trace time (instrument.Recorder.tile_limit): every tl.arange and block shape that ran,
+    in helpers and from local constexprs too, whatever the kernel's parameters say."""
+    if recorder.wide_tile is None:
+        return None
+    width, where, code = recorder.wide_tile
+    asked = ", ".join(f"{b}={blocks[b]}" for b in lesson_blocks if b in blocks)
+    return (f"over budget: this case asks for {asked}; your kernel made a block {width} wide, wider than every block "
+            f"the launcher gives ({max(blocks.values())} at most) and than every size of the case\n  at {where}: "
+            f"{code}\n  Use blocks the launcher gives (smaller is fine), so the kernel loops over blocks as the "
+            "lesson asks.")
+
+
+def tile_limit(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], dims: Mapping[str, int]):
+    """What instrument.Recorder.tile_limit holds for a case: the widest block it gives and the sizes a block may
+    equal (D=64 in puzzle 12 is a dimension, not a tile); None where no block is the lesson."""
+    if not any(b in blocks for b in lesson_blocks):
+        return None
+    return max(blocks.values()), frozenset(v for v in dims.values() if isinstance(v, int))
 
 
 WATCH_MARGIN = 2  # a running kernel is stopped once it is this many times over a budget
@@ -259,7 +301,13 @@ def exceeded_so_far(budgets, recorder, numel: Mapping[str, int], dims: Mapping[s
     Only budgets whose counts can only grow are watched (reads in all or per edge, index loads, writes), so one
     exceeded now stays exceeded and stopping early changes no verdict. The margin leaves a kernel slightly over
     budget to finish, so that a worse fault further on (an out-of-bounds access) is the one reported. Per-program
-    reads (a program may store its blocks later), atomics and the tl.dot floor wait for the end."""
+    reads (a program may store its blocks later) and the tl.dot floor wait for the end. Atomics where a puzzle allows
+    none come first: an atomic also reads, so an atomic scatter would otherwise be reported as a read budget."""
+    for budget in budgets:
+        if isinstance(budget, NoAtomics):
+            problem = budget.check(recorder, numel, dims)
+            if problem:
+                return problem
     for budget in budgets:
         relaxed = _relaxed(budget)
         problem = relaxed.check(recorder, numel, dims) if relaxed is not None else None

@@ -64,18 +64,22 @@ Step = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]  # (scores,
 
 
 def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max: bool = False,
-                   zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True) -> OnlineState:
+                   zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True,
+                   max_start: float | None = None, zero_weighs_nothing: bool = False) -> OnlineState:
     """The online softmax, one step per block of keys, in the steps' dtype. A step is (scores [rows, keys],
     v [keys, features] or None, allowed [rows, keys] or None: which keys each row attends to).
 
     The options reproduce mistakes: `rescale` names the running sums rescaled when the max grows (both, l, acc
-    or none); forget_old_max takes each block's max alone as the new max; zero_is_no_edge
-    drops every score of exactly 0; no_edge is the score of a key not attended to and the start of the max
-    (-1e30: a finite "minus infinity"); without stand_in, a max of -inf is subtracted as it is."""
+    or none; "flipped" rescales both by exp(m' - m) instead of exp(m - m')); forget_old_max takes each block's max
+    alone as the new max; zero_is_no_edge drops every score of exactly 0; no_edge is the score of a key not
+    attended to and, unless max_start says otherwise, the start of the max (-1e30: a finite "minus infinity"; 0:
+    non-edges scored 0, in the max); zero_weighs_nothing gives every score of exactly 0 (non-edges so scored too)
+    a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is."""
     running_max = running_sum = acc = None
     for scores, v, allowed in steps:
         if running_max is None:
-            running_max = torch.full(scores.shape[:1], no_edge, dtype=scores.dtype)
+            running_max = torch.full(scores.shape[:1], no_edge if max_start is None else max_start,
+                                     dtype=scores.dtype)
             running_sum = torch.zeros_like(running_max)
             acc = None if v is None else scores.new_zeros(scores.shape[0], v.shape[1])
         if allowed is not None:
@@ -83,11 +87,14 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
         block_max = scores.amax(dim=1)
         new_max = block_max if forget_old_max else torch.maximum(running_max, block_max)
         base = torch.where(new_max == -torch.inf, 0, new_max) if stand_in else new_max  # no key allowed so far
-        alpha = torch.exp(running_max - base)
+        alpha = torch.exp(base - running_max) if rescale == "flipped" else torch.exp(running_max - base)
         weights = torch.exp(scores - base[:, None])
-        running_sum = (running_sum * alpha if rescale in ("both", "l") else running_sum) + weights.sum(dim=1)
+        if zero_weighs_nothing:
+            weights = torch.where(scores == 0, 0, weights)
+        running_sum = (running_sum * alpha if rescale in ("both", "l", "flipped") else running_sum) \
+            + weights.sum(dim=1)
         if v is not None:
-            acc = (acc * alpha[:, None] if rescale in ("both", "acc") else acc) + weights @ v
+            acc = (acc * alpha[:, None] if rescale in ("both", "acc", "flipped") else acc) + weights @ v
         running_max = new_max
     return OnlineState(running_max, running_sum, acc)
 
@@ -133,10 +140,13 @@ _BITMAPS = {
 
 def _tcb_step(i, q: torch.Tensor, tcb: int, bitmap: str, gather: str) -> Step:
     """One TCB as a step of the online softmax for the window's rows q: their scores against its k rows, its v
-    rows, and the edges of those rows. bitmap and gather name how they are read: "rows" and "tcb_col" are right."""
-    cols = i["tcb_col"][tcb].long() if gather == "tcb_col" else _SLOT_BITS
+    rows, and the edges of those rows. bitmap and gather name how they are read: "rows" and "tcb_col" are right;
+    gather "slot" reads k and v by slot, "k slot" and "v slot" one of them."""
+    cols = i["tcb_col"][tcb].long()
+    k_rows = _SLOT_BITS if gather in ("slot", "k slot") else cols
+    v_rows = _SLOT_BITS if gather in ("slot", "v slot") else cols
     allowed = _BITMAPS[bitmap](i["tcb_mask"][tcb].long())[:q.shape[0]]
-    return q @ i["k"][cols].T / q.shape[-1] ** 0.5, i["v"][cols], allowed
+    return q @ i["k"][k_rows].T / q.shape[-1] ** 0.5, i["v"][v_rows], allowed
 
 
 def window_attention(i, blocks, bitmap: str = "rows", gather: str = "tcb_col", **mistakes) -> torch.Tensor:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from grader.course.puzzle import Hint, Tolerance
+from grader.transfer import UNDEFINED_NAN32, UNDEFINED_PAYLOAD
 
 MAX_LISTED = 5          # mismatching elements listed by index
 PICTURE_ROWS, PICTURE_COLS = 12, 48
@@ -109,7 +110,7 @@ def _last_block_only(bad, blocks):
     """Wrong only in the trailing partial block along the last axis."""
     size = bad.shape[-1]
     block = blocks.get("B1" if bad.dim() == 2 else "B0")
-    if not block or size % block == 0:
+    if not block or size % block == 0 or size < block:  # one partial block alone: nothing to compare it with
         return False
     tail = (size // block) * block
     return bool(bad[..., tail:].any()) and not bad[..., :tail].any()
@@ -125,6 +126,17 @@ def _first_rows_only(bad, blocks):
     """Right only for the first program's rows: the program id was not used."""
     block = blocks.get("B0", 1)
     return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
+
+
+def _undefined(yours: torch.Tensor, bad: torch.Tensor) -> bool:
+    """Whether a wrong element is a NaN that carries the payload of an undefined lane (grader.transfer): it came from
+    a masked-off lane of a load without other=."""
+    if not yours.is_floating_point():
+        return False
+    bits = yours.detach().to("cpu", torch.float32).view(torch.int32)
+    nan = ((bits & 0x7F800000) == 0x7F800000) & ((bits & 0x007FFFFF) != 0)
+    marked = (bits & UNDEFINED_PAYLOAD) == (UNDEFINED_NAN32 & UNDEFINED_PAYLOAD)
+    return bool((nan & marked & bad.reshape(bits.shape)).any())
 
 
 def _transposed(yours64, expected, allowed):
@@ -151,7 +163,11 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
     yours64 = yours.detach().to("cpu", torch.float64)
     bad = diagnosis.bad | diagnosis.unwritten
     nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
-    detectors = [(lambda h=h: h.check(inputs, yours64, blocks), h.text) for h in puzzle_hints] + [
+    detectors = [(lambda: _undefined(yours, diagnosis.bad),
+                  "NaN from an undefined lane: a masked load without other= fed this output. Its masked-off lanes "
+                  "are undefined (the grader fills them with NaN; a GPU leaves whatever was there), and even a "
+                  "weight of 0 times NaN is NaN: give the load other= (0.0 for what is summed, -inf for a max)")]
+    detectors += [(lambda h=h: h.check(inputs, yours64, blocks), h.text) for h in puzzle_hints] + [
         (lambda: bool(nonfinite.any()),
          "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
          "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),

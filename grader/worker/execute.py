@@ -148,6 +148,7 @@ _ADVICE = (
     ("Expected pointer argument to have shape",
      "The value stored has a different shape from the block of pointers: check the axis of the reductions "
      "that made it."),
+    ("Boolean value of Tensor", gpu_compile.BOOLEAN_OF_A_BLOCK),
     ("out of bounds for shape",
      "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
      "tl.maximum(a, b)."),
@@ -229,36 +230,95 @@ def _dims_of(puzzle: Puzzle, label: str) -> tuple[str, ...]:
     return next((tuple(a.dims) for a in args if a.name == label and a.dims), ())
 
 
-def _bounds_hint(violation, puzzle: Puzzle) -> str:
-    if violation.region is None:
+def _bounds_hint(violation, puzzle: Puzzle, sizes: dict) -> str:
+    """The likeliest cause of an out-of-bounds access, from what the hook saw (`sizes`: the case's dimensions)."""
+    region, offsets = violation.region, violation.offsets
+    descriptor = bool(re.search(r"\w\.(load|store)\(\s*\[", violation.code)) and "tl.load" not in violation.code
+    if region is None:
+        if descriptor:
+            return ("this tensor descriptor reaches outside its tensor: check the shape and strides it was made with "
+                    "(strides=[row length, 1], in elements; shape=[rows, row length]) and the offsets of its load")
         return "a pointer was built from something other than a kernel argument plus offsets"
-    if violation.offsets and min(violation.offsets) < 0:
+    if violation.wider:
+        return (f"each lane moves {violation.width} bytes through its pointer, and {region.label} holds "
+                f"{region.itemsize}-byte elements: a lane past the end by part of its width is out of bounds. Mask "
+                f"by the lane's last element, or load through a pointer of {region.label}'s own type")
+    wrapped = next((bits for bits in (8, 16, 32) if offsets and min(offsets) == -2 ** (bits - 1)), None)
+    if wrapped and region.numel > 2 ** (wrapped - 1):
+        return (f"the offsets wrapped around at {2 ** (wrapped - 1)}: an int{wrapped} offset overflowed, and "
+                f"{region.label} has {region.numel} elements. Keep offsets int32 (int64 past 2^31 elements), not "
+                f".to(tl.int{wrapped})")
+    if offsets and min(offsets) < 0:
         return "a negative offset: check where the block starts"
+    dims = _dims_of(puzzle, region.label)
+    stride = _wrong_stride(violation, dims, sizes, descriptor)
+    if stride:
+        return stride
     if len(violation.shape) >= 2:
-        dims = _dims_of(puzzle, violation.region.label)
         rows, cols = dims[-2:] if len(dims) >= 2 else ("the number of rows", "the row length")
         gather = any(a.dtype in (torch.int32, torch.int64) for a in spec_args(puzzle.spec))
-        return (f"a lane of this tile lies outside {violation.region.label}: mask every dimension, e.g. "
+        return (f"a lane of this tile lies outside {region.label}: mask every dimension, e.g. "
                 f"(rows[:, None] < {rows}) & (cols[None, :] < {cols}) for its [{rows}, {cols}] layout; a column "
                 "past the end of a row must be masked even where it would land inside the next row"
                 + ("; and where the rows come from an index array (a gather), check that you index by the loaded "
                    "index (node_feat at col_idx[s]), not by the slot s itself" if gather else ""))
-    if violation.offsets and violation.offsets[0] == violation.region.numel and "mask" in violation.code:
-        return (f"the mask lets offset {violation.region.numel} through, one past the end of "
-                f"{violation.region.label} ({violation.region.numel} elements: 0..{violation.region.numel - 1}): "
+    named = set(re.findall(r"<=?\s*(\w+)", violation.code))
+    others = sorted(n for n in named if n in _all_dims(puzzle) and n not in dims)
+    if others and dims and dims[0] not in named:
+        return (f"this mask compares with {others[0]}, but {region.label} holds {dims[0]} elements "
+                f"([{', '.join(dims)}]): mask each tensor by its own size, {dims[0]}")
+    if offsets and offsets[0] == region.numel and "mask" in violation.code:
+        return (f"the mask lets offset {region.numel} through, one past the end of "
+                f"{region.label} ({region.numel} elements: 0..{region.numel - 1}): "
                 "compare with `<`, not `<=`")
-    return (f"lanes past the end of {violation.region.label} were not masked off: give this {violation.kind} a mask "
+    return (f"lanes past the end of {region.label} were not masked off: give this {violation.kind} a mask "
             "that is False for them (e.g. offsets < size)")
 
 
+def _all_dims(puzzle: Puzzle) -> set[str]:
+    """Every dimension name of the puzzle's spec (N0, T, ...)."""
+    return {d for a in spec_args(puzzle.spec) + spec_outputs(puzzle.spec) for d in (a.dims or ()) if d.isidentifier()}
+
+
+def _wrong_stride(violation, dims: tuple[str, ...], sizes: dict, descriptor: bool) -> str | None:
+    """Where neighbouring lanes along an axis of the block lie a distance apart that is no multiple of the tensor's
+    stride at that scale (row r at r * (T + 1) where it starts at r * T): the mask can be right and the offsets
+    still run past the end. None when every step fits the tensor's layout."""
+    region = violation.region
+    shape = region.shape if len(region.shape) >= 2 and int(np.prod(region.shape)) == region.numel else ()
+    if not shape:
+        return None
+    strides = [int(np.prod(shape[axis + 1:])) for axis in range(len(shape))]  # in elements, largest first
+    for step in violation.steps:
+        step = abs(step) // region.itemsize
+        fits = [s for s in strides if s <= step]
+        if step and fits and step % fits[0]:
+            names = [str(sizes.get(d, d)) for d in dims] if len(dims) == len(shape) else [str(n) for n in shape]
+            layout = f"[{', '.join(dims)}] = [{', '.join(names)}]" if len(dims) == len(shape) else str(list(shape))
+            fix = ("check the strides this tensor descriptor was made with: strides=[row length, 1], in elements"
+                   if descriptor else "check the stride you multiply the row index by (the mask can be right and "
+                   "the offsets still run past the end)")
+            return (f"neighbouring lanes of this block are {step} elements apart, but {region.label} ({layout}, "
+                    f"row-major) has its rows {fits[0]} apart: {fix}")
+    return None
+
+
 def _accesses(recorder) -> list[dict]:
-    rows = []
+    """A row per tensor a kernel touched; regions of one name (views of one output, z[0], z[1], ...) in one row."""
+    rows: dict[str, dict] = {}
     for region in recorder.regions:
         if region.loads or region.stores or region.atomics:
-            rows.append({"name": region.label, "params": list(region.params), "elements": region.numel,
-                         "read": region.loads / region.numel, "written": region.stores / region.numel,
-                         "atomics": region.atomics})
-    return rows
+            row = rows.setdefault(region.label, {"name": region.label, "params": [], "elements": 0, "read": 0,
+                                                 "written": 0, "atomics": 0})
+            row["params"] += [p for p in region.params if p not in row["params"]]
+            row["elements"] += region.numel
+            row["read"] += region.loads
+            row["written"] += region.stores
+            row["atomics"] += region.atomics
+    for row in rows.values():
+        row["read"] /= row["elements"]
+        row["written"] /= row["elements"]
+    return list(rows.values())
 
 
 def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
@@ -319,6 +379,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                     recorder.watch(name, value)
             numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
             recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
+            recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
             if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
                 sizes = puzzle.sizes_for_budgets(case.blocks, dims)
                 recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)
@@ -357,7 +418,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                                       "budget; the counts are those reached then)", accesses=_accesses(recorder))
             if recorder is not None and recorder.violation is not None:
                 return stop("out_of_bounds", recorder.violation.message(),
-                            hint=_bounds_hint(recorder.violation, puzzle), accesses=_accesses(recorder))
+                            hint=_bounds_hint(recorder.violation, puzzle, dims), accesses=_accesses(recorder))
             return stop("error", explain_exception(exc))
 
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
@@ -376,9 +437,6 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         problem = gpu_compile.check(puzzle, recorder.launches)
         if problem:
             return stop("gpu_compile", problem)
-        problem = None if trusted_launcher else launcher_guard.check_launches(puzzle, case, recorder.launches)
-        if problem:
-            return stop("launcher", problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
         outs = [value.as_subclass(torch.Tensor) if isinstance(value, torch.Tensor) else value
                 for value in as_list(out)]
@@ -399,7 +457,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                                   "element must be written by a kernel's tl.store", accesses=_accesses(recorder))
                 break
             region, flags = found
-            region.label = name
+            for part in recorder.parts_of(value) or [region]:  # the tensor, or the views of it kernels wrote
+                if not part.given:  # an input the kernel wrote its result into keeps its name (input_modified)
+                    part.label = name
             written.append(torch.from_numpy(flags))
     accesses = _accesses(recorder) if recorder is not None else []
     if deferred is None and again is not None:
@@ -412,7 +472,10 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     # the judge reports one only if the values are right and the inputs intact.
     late = None
     if recorder is not None and deferred is None:
-        for budget in puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
+        problem = budgets.wide_tile(puzzle.lesson_blocks, case.blocks, recorder)  # read at trace time
+        if problem:
+            late = transfer.Outcome("budget", problem, accesses=accesses)
+        for budget in () if late else puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
             problem = budget.check(recorder, numel, puzzle.sizes_for_budgets(case.blocks, dims))  # and block sizes
             if problem:
                 late = transfer.Outcome("budget", problem, accesses=accesses)

@@ -294,6 +294,11 @@ def _start_of(functions: dict, error: dict, name: str) -> str:
     return ""
 
 
+BOOLEAN_OF_A_BLOCK = (
+    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. Choose lane by "
+    "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
+
+
 def _advice(message: str, functions: dict, error: dict) -> str:
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
@@ -313,13 +318,16 @@ def _advice(message: str, functions: dict, error: dict) -> str:
         name = found[1]
         return (f"`{name}` is a plain Python function: a kernel can only call @triton.jit functions. Put "
                 f"@triton.jit above `def {name}`{_first_use(functions, name)}")
+    if "Boolean value of Tensor" in message:
+        return BOOLEAN_OF_A_BLOCK
+    last = message.strip().splitlines()[-1] if message.strip() else ""  # the error itself, not the source it quotes
     if "static_range" in message:
         return ("tl.static_range unrolls its loop while compiling, so its bounds must be tl.constexpr; for bounds "
                 "known only at run time (loaded, or plain int arguments) use tl.range(...)")
-    if "arange" in message:
+    if "arange" in last:
         return ("tl.arange's bounds must be tl.constexpr (a power of two): use a constexpr block size such as B0 and "
                 "mask the lanes past the run-time size, e.g. `offsets < N0`")
-    if "Shape element" in message or "shape" in message.lower() and "constexpr" in message:
+    if "Shape element" in last or "shape" in last.lower() and "constexpr" in last:
         return ("tl.zeros / tl.full need a constexpr shape: pad to a constexpr size (an H_PAD = "
                 "triton.next_power_of_2(H) passed as tl.constexpr) and mask the lanes past the real size")
     return ""

@@ -1,28 +1,38 @@
 """The one hook into Triton's interpreter: bounds checks, access counts and store coverage.
 
 Everything version-specific lives here. We wrap a handful of methods of the interpreter's
-builder object (``triton.runtime.interpreter.interpreter_builder``) and the kernel launch
-(``InterpretedFunction.run``). Every wrapper takes ``*args`` and passes them through unchanged,
+builder object (``triton.runtime.interpreter.interpreter_builder``), the kernel launch
+(``InterpretedFunction.run``), its reductions (``ReduceScanOpInterface.apply``) and its patch of
+``tl.range`` (``_patch_lang_core``). Every wrapper takes ``*args`` and passes them through unchanged,
 so a new argument in a later triton release does not break us; we only read the positions
-that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one).
+that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one). Tested on
+triton 3.6.0 and 3.9.0.
 
 What the wrappers do while a ``Recorder`` is active:
 - map every pointer to the tensor argument(s) it came from (a tag carried through the builder's
   ops, or the tensor that holds most of its lanes); ``tl.where`` between pointers into two
   tensors carries both, and each lane is then judged against the one it falls in;
-- before a load, store or atomic runs, check each unmasked lane lies inside its tensor; an
+- before a load, store or atomic runs, check every byte of each unmasked lane lies inside its tensor
+  (a lane moves its pointer's element width: an int64 lane over float32 data is 8 bytes); an
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
-- count the distinct elements each load or store touches per tensor (a GPU coalesces duplicate
-  lanes into one access), in all and per program, and mark which elements were stored;
-- record, per launch, which program stored each element: two programs storing one element, or a
-  program loading what another stored, is a race on a GPU (atomics are exempt);
-- give masked-off lanes of a load without ``other=`` a poison value (NaN, or the largest integer),
-  as undefined as they are on a GPU, where the interpreter would quietly give 0;
+- count the bytes each load or store moves per tensor, for its distinct lanes (a GPU coalesces
+  duplicate lanes into one access), in all and per program, and mark which elements were stored; an
+  atomic lane reads and writes its bytes;
+- record, per launch, which program stored each element: two programs storing one element (even the
+  same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add,
+  max, ...) are exempt; an exchange, and a compare-and-swap outside a retry loop, overwrite and race;
+- give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge
+  recognises, ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as they are on a GPU,
+  where the interpreter would quietly give 0;
 - hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects),
   and note where, so the learner can write a mask that runs without the grader;
 - count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
   least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
-  raw bits).
+  raw bits); every block carries the dots it was computed from, so that a dot whose result never reaches a
+  store (multiplied by a constant zero, overwritten) is known as dead work;
+- where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case
+  allows, whatever made it (a local constexpr, a ``@triton.jit`` helper).
+Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``).
 
 On a triton version we have not tested, ``status()`` says so and the grader falls back to
 checking values only.
@@ -30,9 +40,11 @@ checking values only.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import inspect
 import linecache
 import os
@@ -43,6 +55,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 _TAG = "_grader_region"
+_DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
+_SPLAT = "_grader_splat"  # on a block: made by splatting one value (tl.zeros, tl.full, a scalar broadcast)
 _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
     "create_masked_load": ("load", 0, 1),
     "create_masked_store": ("store", 0, 2),
@@ -87,8 +101,10 @@ class Region:
     floating: bool = True  # a floating-point tensor (else an integer or boolean one: indices, pointers)
     given: bool = False  # an input the grader passed (watched by name), not a tensor the launcher made
     params: list[str] = field(default_factory=list)  # kernel parameter names it was passed as
-    loads: int = 0  # distinct elements per load, summed over loads
-    stores: int = 0  # distinct elements per store, summed over stores
+    # Bytes, as the hardware moves them: each load or store counts its distinct lanes times the lane's width (an
+    # int64 view of a float32 tensor reads 8 bytes a lane), and each atomic lane reads and writes its width.
+    load_bytes: int = 0
+    store_bytes: int = 0
     atomics: int = 0  # atomic lanes (each one updates)
     written: np.ndarray = None  # one flag per element: stored to (or atomically updated) at least once
     map: RegionMap | None = None  # per element, who read and wrote it (only when the recorder keeps maps)
@@ -99,6 +115,16 @@ class Region:
     @property
     def end(self) -> int:
         return self.start + self.numel * self.itemsize
+
+    @property
+    def loads(self) -> int | float:
+        """Bytes loaded, in elements of this tensor (a whole number unless a narrower view read part of one)."""
+        return _in_elements(self.load_bytes, self.itemsize)
+
+    @property
+    def stores(self) -> int | float:
+        """Bytes stored, in elements of this tensor."""
+        return _in_elements(self.store_bytes, self.itemsize)
 
     def describe(self) -> str:
         passed = [p for p in self.params if p != self.label]
@@ -216,6 +242,13 @@ class Violation:
     code: str          # that line's source
     shape: tuple = ()  # the shape of the block of pointers
     others: tuple = ()  # further tensors the pointer may point into (tl.where between pointers)
+    width: int = 0  # bytes each lane moves (its pointer's element type)
+    steps: tuple = ()  # per axis of the block of pointers: bytes between neighbouring lanes (most common; 0: none)
+
+    @property
+    def wider(self) -> bool:
+        """Whether each lane moves more bytes than an element of the tensor holds (a view of another dtype)."""
+        return self.region is not None and self.width > self.region.itemsize
 
     def message(self) -> str:
         if self.region is None:
@@ -225,6 +258,9 @@ class Violation:
             either = "".join(f" or {r.describe()}" for r in self.others)
             target = (f"out-of-bounds {self.kind} on {self.region.describe()}{either}: {self.lanes} of {self.active} "
                       f"unmasked lanes outside it (offsets {offs}; valid 0..{self.region.numel - 1})")
+            if self.wider:
+                target += (f"; each lane moves {self.width} bytes, and an element of {self.region.label} holds "
+                           f"{self.region.itemsize}: a lane's last byte must lie inside too")
         return (f"{target}\n  in program {self.program} at {self.where}: {self.code}\n"
                 "  (the kernel was stopped before this access ran; later loads and stores were not checked)")
 
@@ -239,12 +275,24 @@ class Race:
     second: tuple  # the program that stored or loaded it after
     where: str
     code: str
+    via: str = ""  # an atomic that overwrites, for a write ("tl.atomic_cas outside a retry loop")
+    same: bool = False  # a write of the very bytes the first program stored
 
     def message(self) -> str:
         name = self.region.element(self.element)
         passed = [p for p in self.region.params if p not in (self.region.label, f"{self.region.label}_ptr")]
         name += f" (passed as {', '.join(passed)})" if passed else ""
-        if self.kind == "write":
+        if self.kind == "write" and self.same:
+            what = (f"programs {self.first} and {self.second} both wrote {name}, the same value: each output element "
+                    "is written by one program. Blocks that overlap do the work twice, and on a GPU two programs "
+                    "that write one element race. Check where each program's block starts (every program on the "
+                    "same block? a block wider than its step?); for the last, partial block, mask the lanes past "
+                    "the end instead of shifting the block back")
+        elif self.kind == "write" and self.via:
+            what = (f"programs {self.first} and {self.second} both wrote {name} with {self.via}; on a GPU they "
+                    "run at the same time, so one update can be lost (a compare-and-swap only updates safely in a "
+                    "loop that retries until the value it compared is the value it found)")
+        elif self.kind == "write":
             what = (f"programs {self.first} and {self.second} both wrote {name}; on a GPU they run at the same "
                     "time, so one update can be lost")
         else:
@@ -288,6 +336,15 @@ class Recorder:
         # Set by the grader where the lesson is tensor cores: tl.dot operands must be 16-bit. A float32 operand
         # runs as TF32 on the GPU, and float16 converts to TF32 exactly, so no tolerance could see it.
         self.dots_16bit = False
+        # Every counted tl.dot call: (its kernel line, multiply-adds, M, N); its index is the id the blocks computed
+        # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
+        self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
+        self.live_dots: set[int] = set()
+        # Set by the grader where blocks are the lesson (Puzzle.lesson_blocks): (the widest block the case gives,
+        # sizes of the case a block may equal). Every block shape that runs is held to it; the first wider one is
+        # kept in wide_tile as (its width, where, code).
+        self.tile_limit: tuple[int, frozenset] | None = None
+        self.wide_tile: tuple[int, str, str] | None = None
         self._accesses_since_watch = 0
         self.traffic = Traffic()
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
@@ -303,13 +360,20 @@ class Recorder:
         return region
 
     def _region_for_tensor(self, label: str, tensor) -> Region:
+        """The region of this tensor: one already seen that holds all of its memory (a view of it: y[i:i + 1] of
+        an input, an int64 view of a float32 one), or a new one of exactly its memory."""
         region = self.region_of(tensor)
-        if region is None:
-            region = Region(label, tensor.data_ptr(), tensor.numel(), tensor.element_size(), tuple(tensor.shape),
-                            tensor.is_floating_point())
-            if self.maps:
-                region.map = RegionMap.empty(region.numel)
-            self.regions.append(region)
+        if region is not None:
+            return region
+        start, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
+        for region in self.regions:
+            if region.start <= start and start + size <= region.end:
+                return region
+        region = Region(label, start, tensor.numel(), tensor.element_size(), tuple(tensor.shape),
+                        tensor.is_floating_point())
+        if self.maps:
+            region.map = RegionMap.empty(region.numel)
+        self.regions.append(region)
         return region
 
     def region_of(self, tensor) -> Region | None:
@@ -323,14 +387,34 @@ class Recorder:
     def stored_view(self, tensor) -> tuple[Region, np.ndarray] | None:
         """The region a kernel stored into that holds every element of `tensor` (the tensor itself, or a slice
         or view of it), with one written flag per element of `tensor` in its order; None if there is none.
-        Judged by storage: a launcher may return `buf[:n]` of a bigger buffer its kernel wrote."""
+        Judged by storage: a launcher may return `buf[:n]` of a bigger buffer its kernel wrote. Where no one
+        region holds it, the regions within it that kernels stored into together (launches on views of it,
+        z[0], z[1], ...): the first of them, with the flags of all."""
         exact = self.region_of(tensor)
         for region in ([exact] if exact is not None else []) + [r for r in self.regions if r is not exact]:
             if (region.stores or region.atomics) and region.itemsize == tensor.element_size():
                 elements = _elements_in(tensor, region)
                 if elements is not None:
                     return region, region.written[elements]
-        return None
+        parts = self.parts_of(tensor)
+        if not parts:
+            return None
+        addresses = _addresses_of(tensor)
+        written = np.zeros(addresses.size, dtype=bool)
+        for part in parts:
+            inside = (addresses >= part.start) & (addresses < part.end)
+            written[inside] |= part.written[(addresses[inside] - part.start) // part.itemsize]
+        return parts[0], written
+
+    def parts_of(self, tensor) -> list[Region]:
+        """The regions kernels stored into that lie within `tensor`'s memory, of its element size, where it is no
+        region of its own: views of an output (z[i]) that kernels were launched on."""
+        if self.region_of(tensor) is not None:
+            return []
+        low = tensor.data_ptr()
+        high = low + (_addresses_of(tensor).max() - low + tensor.element_size() if tensor.numel() else 0)
+        return [r for r in self.regions if (r.stores or r.atomics) and r.itemsize == tensor.element_size()
+                and low <= r.start and r.end <= high]
 
     def _launch(self, fn, arg_names, args, kwargs, grid):
         launch = Launch.of(fn, arg_names, args, kwargs, grid)
@@ -388,8 +472,10 @@ class Recorder:
         return () if region is None else (region,)
 
     # -- accesses ---------------------------------------------------------------------
-    def _access(self, kind: str, ptrs, mask, value=None):
-        """Check and count one load, store (of `value`) or atomic, before it runs."""
+    def _access(self, kind: str, ptrs, mask, value=None, racy: str = ""):
+        """Check and count one load, store (of `value`) or atomic, before it runs. Each lane moves the bytes of
+        the pointer's element type, and all of them must lie inside its tensor. `racy` names an atomic the race
+        detector treats as a store (an exchange, or a compare-and-swap outside a retry loop)."""
         self._accesses_since_watch += 1
         if self._accesses_since_watch >= WATCH_EVERY:
             self._watch()
@@ -397,35 +483,38 @@ class Recorder:
         active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
             np.asarray(mask.data, dtype=bool), data.shape)
         addrs = data[active].astype(np.int64)
+        width = _lane_bytes(ptrs)
         values = None if value is None else np.broadcast_to(np.asarray(value.data), data.shape)[active]
         regions = self._regions_for(ptrs, active)
         self._count_lanes(kind, data, active, regions)
         if not regions:
             if addrs.size:
-                self._stop(kind, None, addrs.size, addrs.size, [], data.shape)
+                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width)
             return
         owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
         for index, region in enumerate(regions):
             offsets = addrs - np.int64(region.start)
-            inside = (owner < 0) & (offsets >= 0) & (offsets < region.numel * region.itemsize) \
-                & (offsets % region.itemsize == 0)
+            inside = (owner < 0) & (offsets >= 0) & (offsets + width <= region.numel * region.itemsize)
             owner[inside] = index
         bad = owner < 0
         if bad.any():
             for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
                 if region.map is not None and (owner == index).any():
-                    elements = (addrs[owner == index] - np.int64(region.start)) // region.itemsize
+                    elements = _spanned(addrs[owner == index] - np.int64(region.start), width, region.itemsize)
                     region.map.touch(kind, len(self.program_names) - 1, np.unique(elements))
             region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
-            first = sorted(set(((addrs[bad] - np.int64(region.start)) // region.itemsize).tolist()))[:4]
-            self._stop(kind, region, int(bad.sum()), addrs.size, first, data.shape,
-                       [r for r in regions if r is not region])
+            offsets = addrs[bad] - np.int64(region.start)
+            size = region.numel * region.itemsize
+            outside = np.where((offsets >= 0) & (offsets < size), size, offsets)  # each lane's first byte outside
+            first = sorted(set((outside // region.itemsize).tolist()))[:4]
+            self._stop(kind, region, int(bad.sum()), addrs.size, first, data,
+                       [r for r in regions if r is not region], width)
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
             mine = addrs[lanes]
             if mine.size:
-                self._count(kind, region, (mine - np.int64(region.start)) // region.itemsize,
-                            None if values is None else values[lanes])
+                self._count(kind, region, mine - np.int64(region.start), width,
+                            None if values is None else values[lanes], racy)
 
     def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
         """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
@@ -450,33 +539,48 @@ class Recorder:
                         & (offsets % region.itemsize == 0)
                     region.map.masked[offsets[inside] // region.itemsize] = True
 
-    def _count(self, kind: str, region: Region, elements: np.ndarray, values=None):
-        """Count one access's lanes in `region` (element indices; a store's `values` beside them), in all and
-        for this program."""
+    def _count(self, kind: str, region: Region, offsets: np.ndarray, width: int, values=None, racy: str = ""):
+        """Count one access's lanes in `region` (byte offsets of lanes `width` bytes wide; a store's `values` beside
+        them), in all and for this program, in bytes."""
         ordinal = len(self.program_names) - 1
-        if kind == "atomic":  # every lane updates, duplicates included; no race: the hardware orders them
-            region.atomics += elements.size
+        program = (self._grid_launches, self.program)
+        if kind == "atomic":  # every lane reads and writes, duplicates included: the hardware applies each one
+            elements = _spanned(offsets, width, region.itemsize)
+            moved = offsets.size * width
+            region.atomics += offsets.size
+            region.load_bytes += moved
+            region.store_bytes += moved
+            _add(self.program_loads, program, region, moved / region.itemsize)
+            touched = np.unique(elements)
+            _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[touched])))
             region.written[elements] = True
             if region.map is not None:
                 region.map.touch(kind, ordinal, elements)
+            if racy:  # no race among atomics that add: the hardware orders them; these overwrite
+                self._check_write_race(region, touched, racy)
             return
-        distinct, first = np.unique(elements, return_index=True)  # a GPU coalesces lanes with one address
-        program = (self._grid_launches, self.program)
+        lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
+        moved = lanes.size * width
+        distinct = _spanned(lanes, width, region.itemsize)  # sorted, and distinct where a lane is an element
+        if width != region.itemsize:
+            distinct = np.unique(distinct)
         if region.map is not None:
             region.map.touch(kind, ordinal, distinct)
         if kind == "load":
-            region.loads += distinct.size
-            _add(self.program_loads, program, region, distinct.size)
+            region.load_bytes += moved
+            _add(self.program_loads, program, region, moved / region.itemsize)
             self._check_read_race(region, distinct)
             return
-        region.stores += distinct.size
+        region.store_bytes += moved
         _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[distinct])))
         region.written[distinct] = True
-        self._check_write_race(region, distinct, None if values is None else values[first])
+        self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
+                               else values[first])
 
-    def _check_write_race(self, region: Region, elements: np.ndarray, values):
-        """A store over another program's store in this launch races, unless it writes the same bytes
-        (an overlapping last tile that recomputes its neighbour's elements is safe)."""
+    def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
+        """A store over another program's store in this launch races: each element is written by one program.
+        Two programs storing the same bytes race too (the GPU would do that work twice, and the interpreter's
+        order is no GPU's); the report says so. `via` names an atomic that overwrites (see _access)."""
         owners = self._stored_by.get(region)
         if owners is None:
             owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
@@ -484,12 +588,11 @@ class Recorder:
         if self.race is None or self.race.kind == "read" or region.map is not None:
             before = owners[elements]
             clash = np.flatnonzero((before >= 0) & (before != me))
-            if clash.size:
-                clash = clash[~_holds(region, elements[clash], None if values is None else values[clash])]
             if clash.size and region.map is not None:
                 region.map.raced[elements[clash]] = True
             if clash.size and (self.race is None or self.race.kind == "read"):
-                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]))
+                same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same)
         owners[elements] = me
 
     def _check_read_race(self, region: Region, elements: np.ndarray):
@@ -503,9 +606,10 @@ class Recorder:
         if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
-    def _race(self, kind, region, element, first):
+    def _race(self, kind, region, element, first, via="", same=False):
         where, code = _kernel_line()
-        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code)
+        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
+                         same)
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
@@ -518,10 +622,10 @@ class Recorder:
         lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
         return f"note: {MASK_FIX_ADVICE}{lines}"
 
-    def _stop(self, kind, region, lanes, active, offsets, shape, others=()):
+    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0):
         where, code = _kernel_line()
-        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(shape),
-                                   tuple(others))
+        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(data.shape),
+                                   tuple(others), width, _steps(data))
         raise AccessViolation(self.violation.message())
 
     def _tag(self, result, args):
@@ -535,9 +639,80 @@ class Recorder:
             result.attr[_TAG] = (self, tuple(regions))
 
 
+    def _carry_dots(self, result, handles, multiply: bool):
+        """Let `result` carry the ids of the tl.dot calls its operands came from; none through a product with a
+        block of constant zeros (x * 0.0: nothing of x reaches the result)."""
+        attr = getattr(result, "attr", None)
+        if not isinstance(attr, dict):
+            return
+        handles = [h for h in handles if isinstance(getattr(h, "attr", None), dict)]
+        if multiply and any(h.attr.get(_SPLAT) and not np.any(h.data) for h in handles):
+            return
+        found = [h.attr[_DOTS] for h in handles if _DOTS in h.attr]
+        if found:
+            attr[_DOTS] = frozenset().union(*found)
+
+    def _mark_live(self, handles):
+        """The tl.dot calls whose results reach this store (through its value, pointer or mask) did real work."""
+        for handle in handles:
+            dots = getattr(handle, "attr", {}).get(_DOTS) if isinstance(getattr(handle, "attr", None), dict) else None
+            if dots:
+                self.live_dots |= dots
+
+    def _check_tile(self, result):
+        """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""
+        widest, sizes = self.tile_limit
+        shape = getattr(getattr(result, "data", None), "shape", ())
+        if not shape or max(shape) <= widest:
+            return
+        wider = [size for size in shape if size > widest and size not in sizes]
+        if wider and self.wide_tile is None:
+            where, code = _kernel_line()
+            self.wide_tile = (max(wider), where, code)
+
+    def dead_dot_work(self) -> int:
+        """Multiply-adds of tl.dot calls whose results never reached a store."""
+        return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if index not in self.live_dots)
+
+
 def _add(counts: dict, program: tuple, region: Region, amount: int):
     per_region = counts.setdefault(program, {})
     per_region[region] = per_region.get(region, 0) + amount
+
+
+def _steps(data: np.ndarray) -> tuple[int, ...]:
+    """Per axis of a block of pointers, the most common difference in bytes between neighbouring lanes (0 where
+    the axis has one lane, or every lane of it points at one address)."""
+    steps = []
+    for axis in range(data.ndim):
+        if data.shape[axis] < 2:
+            steps.append(0)
+            continue
+        values, counts = np.unique(np.diff(data.astype(np.int64), axis=axis), return_counts=True)
+        steps.append(int(values[np.argmax(counts)]))
+    return tuple(steps)
+
+
+def _in_elements(size: int, itemsize: int) -> int | float:
+    """Bytes as elements of `itemsize` bytes: an int when they divide evenly."""
+    return size // itemsize if size % itemsize == 0 else size / itemsize
+
+
+def _lane_bytes(ptrs) -> int:
+    """The bytes one lane of this pointer block moves: its element type's width (1 for a boolean)."""
+    element = getattr(getattr(ptrs, "dtype", None), "element_ty", None)
+    return max(getattr(element, "primitive_bitwidth", 8) // 8, 1)
+
+
+def _spanned(offsets: np.ndarray, width: int, itemsize: int) -> np.ndarray:
+    """The elements (of `itemsize` bytes) that lanes `width` bytes wide at these byte offsets touch, lane by lane
+    (duplicates kept): one each, unless a lane is wider than an element (an int64 view of a float32 tensor)."""
+    first = offsets // itemsize
+    if width <= itemsize:
+        return first
+    last = (offsets + width - 1) // itemsize
+    grid = first[:, None] + np.arange(int((last - first).max()) + 1)
+    return grid[grid <= last[:, None]]
 
 
 def _distance(region: Region, address: int) -> int:
@@ -554,6 +729,14 @@ def _holds(region: Region, elements: np.ndarray, values) -> np.ndarray:
     memory = (ctypes.c_uint8 * (region.numel * region.itemsize)).from_address(region.start)
     held = np.frombuffer(memory, dtype=np.uint8).reshape(region.numel, region.itemsize)[elements]
     return (held == values.view(np.uint8).reshape(-1, region.itemsize)).all(axis=1)
+
+
+def _addresses_of(tensor) -> np.ndarray:
+    """The address of each of `tensor`'s elements, in its order."""
+    addresses = np.full((), tensor.data_ptr(), dtype=np.int64)
+    for size, stride in zip(tensor.shape, tensor.stride()):
+        addresses = addresses[..., None] + np.arange(size, dtype=np.int64) * stride * tensor.element_size()
+    return addresses.ravel()
 
 
 def _elements_in(tensor, region: Region) -> np.ndarray | None:
@@ -618,6 +801,10 @@ def _hook_points():
                if not callable(getattr(builder, name, None))]
     if executor is None or "run" not in vars(executor):
         missing.append("InterpretedFunction.run")
+    if "apply" not in vars(getattr(interpreter, "ReduceScanOpInterface", object)):
+        missing.append("ReduceScanOpInterface.apply")
+    if not callable(getattr(interpreter, "_patch_lang_core", None)):
+        missing.append("_patch_lang_core")
     handle_fields = [f.name for f in dataclasses.fields(getattr(interpreter, "TensorHandle", object))] \
         if dataclasses.is_dataclass(getattr(interpreter, "TensorHandle", None)) else []
     if "attr" not in handle_fields:
@@ -664,11 +851,14 @@ def _poisoned_other(ptrs):
         dtype = to_numpy(element)
     except Exception:  # a dtype the interpreter does not map, or a reorganised interpreter
         return None
-    if dtype.kind == "f":
-        fill = np.nan
+    from grader.transfer import UNDEFINED_NAN32
+
+    nan32 = np.array([UNDEFINED_NAN32], dtype=np.uint32).view(np.float32)
+    if dtype.kind == "f":  # a NaN with the grader's payload (transfer.UNDEFINED_NAN32), in this float's width
+        fill = nan32.astype(dtype)[0]
     elif dtype.kind in "iu":
-        # bfloat16 lives in uint16 here: 0x7FC0 is its NaN; any other integer gets its largest value
-        fill = 0x7FC0 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
+        # bfloat16 lives in uint16 here: the top half of the float32 NaN; any other integer gets its largest value
+        fill = UNDEFINED_NAN32 >> 16 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
     else:
         return None
     return interpreter.TensorHandle(np.full(np.shape(ptrs.data), fill, dtype=dtype), element)
@@ -685,7 +875,7 @@ def _bool_mask(mask):
     return interpreter.TensorHandle(np.asarray(mask.data) != 0, mask.dtype)
 
 
-def _wrap_memory_op(original, kind, ptr_at, mask_at):
+def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
     def wrapper(*args, **kwargs):
         mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
         if mask is not None and np.asarray(mask.data).dtype != np.bool_:  # also outside a recording
@@ -694,12 +884,12 @@ def _wrap_memory_op(original, kind, ptr_at, mask_at):
             if _active is not None:
                 _active._note_mask_fix()
         if _active is not None:
-            if kind == "atomic" and ptr_at == 1 and "XCHG" in str(args[0]).upper():
-                # an exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that
-                # races like a plain store, so it is tracked as one
-                _active._access("store", args[ptr_at], mask, args[ptr_at + 1])
+            if kind == "atomic":
+                _active._access(kind, args[ptr_at], mask, racy=_overwriting_atomic(name, args))
             else:
                 _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
+            if kind != "load" and _active.dot_calls:
+                _active._mark_live(args)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
@@ -708,11 +898,59 @@ def _wrap_memory_op(original, kind, ptr_at, mask_at):
     return wrapper
 
 
-def _wrap_tagging(original):
+def _overwriting_atomic(name: str, args) -> str:
+    """'' for an atomic that only combines (add, max, ...); else what it is, for the race detector to treat it as
+    a store. An exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that loses
+    updates like a plain store. So does a compare-and-swap outside a `while` loop: when another program changed
+    the element first, it fails, and nothing tries again."""
+    if name == "create_atomic_rmw" and "XCHG" in str(args[0]).upper():
+        return "tl.atomic_xchg"
+    if name == "create_atomic_cas" and not _in_while_loop():
+        return "tl.atomic_cas outside a retry loop"
+    return ""
+
+
+def _in_while_loop() -> bool:
+    """Whether the learner's line running now is part of a retry loop: inside a `while` statement, or assigning
+    a name that a `while` tests (`seen = tl.atomic_cas(...)` before `while seen != old:`)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _TRITON_DIR)):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    return frame.f_lineno in _retry_lines("".join(linecache.getlines(frame.f_code.co_filename)))
+
+
+@functools.lru_cache(maxsize=32)
+def _retry_lines(source: str) -> frozenset[int]:
+    """The lines of this source inside a `while` statement, and those of assignments to a name a `while` tests."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.While)]
+    tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
+    lines = {line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in tested for t in node.targets):
+            lines.update(range(node.lineno, node.end_lineno + 1))
+    return frozenset(lines)
+
+
+def _wrap_tagging(original, name):
+    multiply = name in ("create_fmul", "create_mul")
+    splat = name == "create_splat"
+
     def wrapper(*args, **kwargs):
         result = original(*args, **kwargs)
         if _active is not None:
             _active._tag(result, args)
+            if splat and isinstance(getattr(result, "attr", None), dict):
+                result.attr[_SPLAT] = True
+            if _active.dot_calls:
+                _active._carry_dots(result, args, multiply)
+            if _active.tile_limit is not None:
+                _active._check_tile(result)
         return result
     return wrapper
 
@@ -742,19 +980,66 @@ def _wrap_dot(original):
                     if getattr(handle.dtype, "name", "") not in ("fp16", "bf16")]
             if wide:  # the learner's line is added by the grader's report of the exception
                 raise DotNot16Bit(DOT_16BIT_RULE.format(found=" and ".join(wide)))
-        if _active is not None and (np.any(a.data) or np.any(b.data)):  # zeros by zeros: no work (one zero block
-            # may be honest: queries that are all 0)
+        result = original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
+        if _active is None:
+            return result
+        counted = None
+        if np.any(a.data) or np.any(b.data):  # zeros by zeros: no work (one zero block may be honest: queries
+            # that are all 0)
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
             _active.dots += 1
             _active.dot_work += work
             frame = sys._getframe(1)  # the kernel's line, found again in the compiled TTIR (gpu_compile)
             while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _TRITON_DIR)):
                 frame = frame.f_back
+            line = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("?", 0)
             if frame is not None:
-                line = (frame.f_code.co_filename, frame.f_lineno)
                 calls, total = _active.dot_lines.get(line, (0, 0))
                 _active.dot_lines[line] = (calls + 1, total + work)
-        return original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
+            counted = len(_active.dot_calls)
+            _active.dot_calls.append((line, work, m, n))
+        _active._carry_dots(result, args[:3], multiply=False)  # what the operands and the accumulator came from
+        if counted is not None and isinstance(getattr(result, "attr", None), dict):
+            result.attr[_DOTS] = result.attr.get(_DOTS, frozenset()) | {counted}
+        return result
+    return wrapper
+
+
+def _wrap_reduce(apply):
+    """Reductions and scans (tl.sum, tl.max, ...) build their blocks outside the builder: their results carry
+    the tl.dot ids of their inputs too."""
+    def wrapper(self, input, *args, **kwargs):
+        result = apply(self, input, *args, **kwargs)
+        if _active is not None and _active.dot_calls:
+            inputs = input if isinstance(input, (tuple, list)) else (input,)
+            handles = [getattr(value, "handle", None) for value in inputs]
+            for value in result if isinstance(result, (tuple, list)) else (result,):
+                _active._carry_dots(getattr(value, "handle", None), handles, multiply=False)
+        return result
+    return wrapper
+
+
+def _tensor_range(original_range):
+    """tl.range as the GPU runs it: its loop variable is a tensor (int32, or int64 where a bound is), so
+    `i.to(tl.int64)` works; the interpreter's own gives Python ints. tl.static_range keeps ints (constexprs)."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    def loop(arg1, arg2=None, step=None, **kwargs):
+        bounds = [arg1, arg2, step]
+        wide = any(getattr(getattr(v, "dtype", None), "name", "") in ("int64", "uint64")
+                   or (isinstance(v, int) and not -2**31 <= v < 2**31) for v in bounds if v is not None)
+        dtype, numpy_type = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+        for value in original_range(arg1, arg2, step, **kwargs):
+            yield tl.tensor(interpreter.TensorHandle(np.array([value], dtype=numpy_type), dtype), dtype)
+    return loop
+
+
+def _wrap_patch_lang_core(patch):
+    def wrapper(lang, scope, *args, **kwargs):
+        result = patch(lang, scope, *args, **kwargs)
+        scope.set_attr(lang, "range", _tensor_range(lang.range))
+        return result
     return wrapper
 
 
@@ -766,10 +1051,12 @@ def _install():
     interpreter, builder, executor, _ = _hook_points()
     for name in dir(builder):
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
-            setattr(builder, name, _wrap_tagging(getattr(builder, name)))
+            setattr(builder, name, _wrap_tagging(getattr(builder, name), name))
     for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
-        setattr(builder, name, _wrap_memory_op(getattr(builder, name), kind, ptr_at, mask_at))
+        setattr(builder, name, _wrap_memory_op(getattr(builder, name), name, kind, ptr_at, mask_at))
     builder.create_dot = _wrap_dot(builder.create_dot)
+    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
+    interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
 
     set_grid_idx, set_grid_dim = builder.set_grid_idx, builder.set_grid_dim
 

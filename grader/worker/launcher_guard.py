@@ -13,8 +13,9 @@ Two checks, both around the learner's launcher (``grader.worker.execute.execute`
   frame, and checked.
 - ``check_launches`` holds each launch to the case's block sizes where the block is the lesson
   (``Puzzle.lesson_blocks``): a launcher that sets ``B1 = next_power_of_2(T)`` needs no loop and no
-  rescale. In the interpreter the grader's hook records the launches; on a GPU ``guard`` records them
-  itself by wrapping ``JITFunction.run`` while the launcher runs.
+  rescale. It reads the launch's parameters, so it runs on a GPU only, where ``guard`` records the launches
+  by wrapping ``JITFunction.run``; in the interpreter the hook reads every block's width as it runs
+  (``grader.course.budgets.wide_tile``), which also sees tiles built inside the kernel.
 
 ``guard`` also makes ``@triton.autotune`` kernels run in the interpreter, which has no benchmarker: it
 runs the first config only, and ``take_notices`` says so.

@@ -25,11 +25,18 @@ def rescale_hints(loop: Callable, close: Callable, sums: str, total: str) -> tup
     """Hints for the running sums of an online softmax (total, and acc) not rescaled when the max grows:
     neither of them, or only one. loop(inputs, blocks, rescale=...) is the puzzle's loop (grader/course/mistakes.py)."""
     fix = f"when the max grows from m to m', multiply {total} and acc by exp(m - m')"
-    return (Hint("sums not rescaled", mistaken(loop, close, rescale="none"), f"{sums} are not rescaled: {fix}"),
+    return (Hint("rescale flipped", mistaken(loop, close, rescale="flipped"), flipped_text(f"{total} and acc")),
+            Hint("sums not rescaled", mistaken(loop, close, rescale="none"), f"{sums} are not rescaled: {fix}"),
             Hint("acc not rescaled", mistaken(loop, close, rescale="l"),
                  f"{sums} are not rescaled alike: {total} is, acc is not; {fix}"),
             Hint(f"{total} not rescaled", mistaken(loop, close, rescale="acc"),
                  f"{sums} are not rescaled alike: acc is, {total} is not; {fix}"))
+
+
+def flipped_text(sums: str) -> str:
+    """The hint for a rescale factor written the wrong way round, exp(m' - m)."""
+    return (f"the rescale factor is flipped: when the max grows from m to m', multiply {sums} by exp(m - m'), which "
+            "is at most 1. exp(m' - m) is inf on the first block (where m is -inf), and 0 x inf is NaN")
 
 
 # float32's exp(s) underflows to 0 below s = -87 (-104 with subnormals): a row whose scores all lie below this,

@@ -10,7 +10,12 @@ import torch
 from grader.course import specs
 from grader.course.budgets import Reads
 from grader.course.cases import Case, normal, odd_rows_negated, per_input, rows, uniform
-from grader.course.chapters.online_softmax_hints import lost_to_a_max_of_0, max_took_in_0_hint, rescale_hints
+from grader.course.chapters.online_softmax_hints import (
+    flipped_text,
+    lost_to_a_max_of_0,
+    max_took_in_0_hint,
+    rescale_hints,
+)
 from grader.course.puzzle import Hint, Puzzle, Tolerance
 
 from ..mistakes import (
@@ -23,6 +28,7 @@ from ..mistakes import (
 )
 
 NOTEBOOK = "02_softmax_and_attention"
+LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
 
 # -- puzzles 4 and 5: softmax_three_loop and softmax_online share their cases, tolerance and hints ------------
 
@@ -44,8 +50,8 @@ LONG_SOFTMAX_CASES = (
     Case("max falls by 100 after the first block", dict(N0=3, T=200), dict(B0=2, B1=32),
          fill=rows(lambda i, n, g: torch.randn(n, generator=g, dtype=torch.float64)
                    + torch.where(torch.arange(n) < 32, 80.0, -20.0), "about 80 in the first block, -20 after"),
-         about="exp(x) alone fits in float32 here, but exp(m - m_new) = exp(100) does not: the new max must keep "
-               "the old one"),
+         about="the row's max sits in the first block, 100 above the rest: every exp must be taken against the "
+               "whole row's max, or exp(100) overflows float32 (exp(x) alone still fits)"),
     Case("[1000, 1, 2, 3]", dict(N0=3, T=4), dict(B0=2, B1=2),
          fill=rows(lambda i, n, g: torch.tensor([1000.0, 1.0, 2.0, 3.0]), "every row is [1000, 1, 2, 3]"),
          about="exp(1000) overflows unless the max is subtracted first"),
@@ -99,12 +105,33 @@ def _padding_counted(i, z, b) -> bool:
     return padding(i["x"].shape[1], b["B1"]) > 0 and matches(z, softmax_counting_padding(i["x"], b["B1"]))
 
 
+def _rescale_flipped(i, z, b) -> bool:
+    """Check whether the output is the online softmax whose running sum is rescaled by exp(m' - m), not exp(m - m')."""
+    return matches(z, one_pass_softmax(i["x"], b["B1"], rescale="flipped"))
+
+
+def _exp_base(factor: float):
+    """A check whether the output is the softmax of x * factor: an exponential of the wrong base."""
+    def check(i, z, b) -> bool:
+        wrong = specs.softmax(i["x"] * factor)
+        return matches(z, wrong) and not matches(specs.softmax(i["x"]), wrong)
+    check.__doc__ = f"Check whether the output is the softmax of x * {factor:.6g}."
+    return check
+
+
 def _softmax_lost_to_a_max_of_0(i, z, b) -> bool:
     """Check whether the rows that came out NaN or 0 are rows of values far below 0 (see lost_to_a_max_of_0)."""
     return lost_to_a_max_of_0(i["x"], z, specs.softmax(i["x"]))
 
 
 LONG_SOFTMAX_HINTS = (
+    Hint("rescale flipped", _rescale_flipped, flipped_text("the sum")),
+    Hint("tl.exp2 of plain x", _exp_base(1 / LOG2E),
+         "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units. Multiply by log2(e) = 1.4427 first, "
+         "tl.exp2((x - m) * LOG2E), or use tl.exp"),
+    Hint("tl.exp of log2 x", _exp_base(LOG2E),
+         "the weights are exp((x - m) * log2(e)): scaled by log2(e), x is meant for tl.exp2, but went into tl.exp. "
+         "Use tl.exp2 on it, or tl.exp on x - m itself"),
     Hint("sum not rescaled", _sum_not_rescaled,
          "the running sum is not rescaled: when the max grows from m to m', multiply the sum by exp(m - m')"),
     Hint("new max forgets the old", _new_max_forgets_the_old,

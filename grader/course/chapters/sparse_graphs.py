@@ -130,13 +130,13 @@ CSC_GATHER = Puzzle(
     8, "csc_gather", "Gather over CSC: each node reads its own edges", NOTEBOOK, specs.csc_gather, CSC_GATHER_CASES,
     Tolerance(1e-5, magnitude_scale(specs.csc_gather), "sum |v_scaled| / (sum score + 1e-6)"),
     hints=CSC_GATHER_HINTS, outputs=("out",),
-    budgets=(Loads(("col_ptr", "edge_id"), "E + 3*N", lesson="Read each node's slot range from col_ptr and "
+    budgets=(NoAtomics(lesson="One program owns each node's sum: no atomics needed, and the result is "
+                              "deterministic."),  # first: an atomic also reads, and the reads would speak first
+             Loads(("col_ptr", "edge_id"), "E + 3*N", lesson="Read each node's slot range from col_ptr and "
                                                              "each slot's edge id once; never scan edges "
                                                              "that are not the node's own."),
              Reads("v_scaled", 1, lesson="Each edge's features are read once, by its destination."),
-             Reads("score", 1, lesson="Each edge's score is read once."),
-             NoAtomics(lesson="One program owns each node's sum: no atomics needed, and the result is "
-                              "deterministic.")))
+             Reads("score", 1, lesson="Each edge's score is read once.")))
 
 # -- puzzle 9: csr_aggregate ----------------------------------------------------------------------------------
 

@@ -79,6 +79,7 @@ MATMUL = Puzzle(
     Tolerance(2e-5, magnitude_scale(specs.matmul), "sum_k |a[i, k]| |b[k, j]|: float32 accumulation"),
     hints=MATMUL_HINTS,
     budgets=(Dots("-(-M // BM) * BM * -(-N // BN) * BN * K", says="M*N*K (M, N rounded up to whole blocks)",
+                  launched=(("BM", "M"), ("BN", "N")),
                   lesson="Multiply the blocks with tl.dot, so the tensor cores do the work: every step along K, "
                          "the last, partial one too."),
              Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
@@ -161,13 +162,13 @@ def _padded_keys_count(i, z, b) -> bool:
     return i["k"].shape[0] % b["BK"] != 0 and near(z, keys_padded_with_zeros(specs.attention, i, b["BK"]), _v_size(i))
 
 
-ATTENTION_HINTS = (
+ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the wrong base come close to both
     Hint("scores unscaled", _unscaled(specs.attention), _SCALE_HINT),
+    *_exp_base_hints(specs.attention),
     Hint("padded keys count", _padded_keys_count,
          "keys past T count in the sums: their scores must be -inf, not the 0 that a masked load gives, so that "
          "exp adds nothing for them"),
     max_took_in_0_hint(lambda i: i["q"] @ i["k"].T / i["q"].shape[-1] ** 0.5, specs.attention, "keys past T"),
-    *_exp_base_hints(specs.attention),
     *rescale_hints(tiled_attention, _close_in_16_bits, "the sums", "l"),
 )
 
@@ -179,6 +180,7 @@ ATTENTION = Puzzle(
              Reads("v", 1, per="program", block=("o", "BQ*D"),
                    lesson="Each query block reads every value once, in the key loop."),
              Dots("2 * -(-N // BQ) * BQ * T * D", says="2*N*T*D (N rounded up to whole BQ blocks)",
+                  launched=(("BQ", "M"),),
                   lesson="Both products, q k^T and p v, are tl.dot calls, in every key block, the last one too."),
              Writes("o", 1, lesson="Store each row of o once, after the key loop.")),
     lesson_blocks=("BK",))
@@ -259,6 +261,28 @@ def _neighbours_lost(i, z, b) -> bool:
     return bool(((z == 0).all(dim=1) & (specs.sparse_attention(**i) != 0).any(dim=1)).any())
 
 
+def _in_float32(**mistake) -> Callable:
+    """A check whether the output is window_attention with this mistake, computed in float32 as a kernel computes it
+    (there, the weights of a row whose real scores lie far below a 0 in its max underflow)."""
+    def check(i, z, b) -> bool:
+        single = {k: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in i.items()}
+        wrong = window_attention(single, b, **mistake).double()
+        return _close_in_16_bits(i, z, wrong) and not _close_in_16_bits(i, specs.sparse_attention(**i), wrong)
+    check.__doc__ = f"Check whether the output is window_attention with {mistake}, in float32."
+    return check
+
+
+# The quirks of the original Fused3S: non-edges scored 0 (so 0 takes part in the max), and every score of 0 then
+# weighs nothing; and the other way a 0 gets into the max, a running max started at 0.
+_non_edges_scored_0 = _in_float32(no_edge=0.0, max_start=-torch.inf, zero_weighs_nothing=True)
+_max_started_at_0 = _in_float32(max_start=0.0)
+
+
+def _a_0_in_the_max(i, z, b) -> bool:
+    """Check whether the output fits both ways a 0 gets into the max (the case cannot tell them apart)."""
+    return _non_edges_scored_0(i, z, b) and _max_started_at_0(i, z, b)
+
+
 SPARSE_ATTENTION_HINTS = (
     Hint("scores unscaled", _unscaled(specs.sparse_attention), _SCALE_HINT),
     *_exp_base_hints(specs.sparse_attention),
@@ -275,6 +299,19 @@ SPARSE_ATTENTION_HINTS = (
     Hint("gathered by slot", mistaken(window_attention, _close_in_16_bits, gather="slot"),
          "k and v were gathered by slot (node c for slot c): slot c of TCB t holds the node tcb_col[t, c], so load "
          "the rows of k and v at the TCB's 16 tcb_col values"),
+    *(Hint(f"{name} gathered by slot", mistaken(window_attention, _close_in_16_bits, gather=f"{name} slot"),
+           f"{name} was gathered by slot (node c for slot c), {other} by tcb_col: slot c of TCB t holds the node "
+           f"tcb_col[t, c], so load the rows of {name} at the TCB's 16 tcb_col values, as those of {other}")
+      for name, other in (("k", "v"), ("v", "k"))),
+    Hint("a 0 in the max", _a_0_in_the_max,
+         "rows whose real scores all lie far below 0 came out 0: a 0 took part in the max, so every weight "
+         "exp(s - m) underflowed. Either the running max started at 0, or non-edges were scored 0 (and a score of 0 "
+         "taken for no edge). Start the running max at -inf, set non-edges to -inf before the max, and tell edges "
+         "by the bitmap, never by the score's value: a score of 0 is a real score"),
+    Hint("non-edges scored 0", _non_edges_scored_0,
+         "non-edges were scored 0 and a score of 0 taken for no edge: a score of 0 is a real score (here q or k is "
+         "0), and a 0 in the max stands above rows whose real scores are all far below 0, so their weights "
+         "underflow. Set non-edges to -inf before the max, and tell edges by the bitmap, never by the score"),
     Hint("no stand-in for a max of -inf", mistaken(window_attention, _close_in_16_bits, stand_in=False),
          "NaN in rows that have no edge in some TCB: while a row's max m is still -inf, exp2(s - m) and the rescale "
          "compute -inf - (-inf) = NaN. Subtract a finite stand-in there: base = tl.where(m_new == float(\"-inf\"), "

@@ -23,8 +23,35 @@ ADD_CASES = (
     Case("large magnitudes", dict(N0=300), dict(B0=64), fill=normal(1e6)),
 )
 
+
+
+def _packed_as_float16(inputs, yours, blocks) -> bool:
+    """Check whether z's first half holds the answer as float16 values, two to a float32 element: a float16 store
+    through a pointer cast to float16."""
+    expected = specs.add(inputs["x"], inputs["y"]).to(torch.float16)
+    packed = yours.to(torch.float32).reshape(-1)[: (expected.numel() + 1) // 2]
+    halves = packed.view(torch.float16)[: expected.numel()].to(torch.float64)
+    return expected.numel() > 1 and matches(halves, expected.to(torch.float64))
+
+
+def _rounded_to_float16(inputs, yours, blocks) -> bool:
+    """Check whether z is the answer rounded to float16 (and back): the sum went through a float16 value."""
+    rounded = specs.add(inputs["x"].float(), inputs["y"].float()).to(torch.float16).to(torch.float64)
+    return matches(yours, rounded) and not matches(specs.add(inputs["x"], inputs["y"]), rounded)
+
+
+ADD_HINTS = (
+    Hint("packed as float16", _packed_as_float16,
+         "z's first half holds your sums as float16, two to each float32 element, and its second half was never "
+         "written: the result was stored through a float16 pointer. z is float32: store x + y through z_ptr as it "
+         "is (tl.store converts a value to the pointer's type)"),
+    Hint("rounded to float16", _rounded_to_float16,
+         "z holds the sums rounded to float16 (errors near 1e-3 of each value): keep x + y float32, without "
+         ".to(tl.float16)"),
+)
+
 ADD = Puzzle(1, "add", "Vector add: programs, blocks and masks", NOTEBOOK, specs.add, ADD_CASES,
-             Tolerance(1e-6, magnitude_scale(specs.add), "|x| + |y|"))
+             Tolerance(1e-6, magnitude_scale(specs.add), "|x| + |y|"), hints=ADD_HINTS)
 
 # -- puzzle 2: outer_add ----------------------------------------------------------------------------
 
@@ -57,7 +84,38 @@ def _only_first_columns(inputs, yours, blocks) -> bool:
     return right.shape[1] > blocks["B0"] and bool(right[:, : blocks["B0"]].all()) and not right[:, blocks["B0"]:].any()
 
 
+def _right_only_below(inputs, yours, rows: int, cols: int) -> bool:
+    """Whether z is right exactly in its first `rows` rows and `cols` columns (the rest never written or wrong),
+    and that is not all of z."""
+    right = _right_where(inputs, yours)
+    inside = torch.zeros_like(right)
+    inside[:rows, :cols] = True
+    return not bool(inside.all()) and bool((right == inside).all())
+
+
+def _blocks_swapped(inputs, yours, blocks) -> bool:
+    """Check whether a program covered B0 rows (or B1 columns): the tile assumes B0 = B1, so the grid of
+    cdiv(N1, B1) x cdiv(N0, B0) programs covers cdiv(N1, B1) * B0 rows (or cdiv(N0, B0) * B1 columns)."""
+    (n1, n0), b0, b1 = yours.shape, blocks["B0"], blocks["B1"]
+    return b0 != b1 and (_right_only_below(inputs, yours, -(-n1 // b1) * b0, n0)
+                         or _right_only_below(inputs, yours, n1, -(-n0 // b0) * b1))
+
+
+def _axes_crossed(inputs, yours, blocks) -> bool:
+    """Check whether the grid's axes were crossed: program (i, j) took rows from i and columns from j, so the grid
+    covered cdiv(N0, B0) * B1 rows and cdiv(N1, B1) * B0 columns."""
+    (n1, n0), b0, b1 = yours.shape, blocks["B0"], blocks["B1"]
+    return _right_only_below(inputs, yours, -(-n0 // b0) * b1, -(-n1 // b1) * b0)
+
+
 OUTER_ADD_HINTS = (
+    Hint("grid axes crossed", _axes_crossed,
+         "the grid's axes are crossed: axis 0 of the grid (tl.program_id(0)) walks x and the columns of z, in blocks "
+         "of B0; axis 1 walks y and the rows, in blocks of B1. cols = tl.program_id(0) * B0 + tl.arange(0, B0), "
+         "rows = tl.program_id(1) * B1 + tl.arange(0, B1)"),
+    Hint("tile assumes B0 = B1", _blocks_swapped,
+         "the tile assumes B0 = B1: a program covers B1 rows (rows = tl.program_id(1) * B1 + tl.arange(0, B1)) and "
+         "B0 columns; with B0 and B1 exchanged, the grid leaves rows or columns unwritten where they differ"),
     Hint("rows ignore program_id(1)", _only_first_rows,
          "only z's first B1 rows are right: the rows of program (i, j) start at tl.program_id(1) * B1 (axis 1 of the "
          "grid walks y and the rows of z)"),
@@ -104,9 +162,20 @@ def _rows_overlap(inputs, yours, blocks) -> bool:
     return x.shape[0] > 1 and matches(yours, torch.stack([flat[r:r + length].sum() for r in range(x.shape[0])]))
 
 
+def _last_block_dropped(inputs, yours, blocks) -> bool:
+    """Check whether each row's sum stops one block short: tl.range(0, T - B1, B1) leaves out the last block (all
+    of a row no longer than one block)."""
+    x, block = inputs["x"], blocks["B1"]
+    covered = min(x.shape[1], -(-max(x.shape[1] - block, 0) // block) * block)
+    return matches(yours, x[:, :covered].sum(dim=1)) and not matches(x.sum(dim=1), x[:, :covered].sum(dim=1))
+
+
 ROW_SUM_HINTS = (
     Hint("first block only", _first_block_only,
          "you summed only the first block of each row: loop over the whole row with tl.range"),
+    Hint("last block dropped", _last_block_dropped,
+         "each row's sum misses its last block (all of a row no longer than one block): the loop must run while "
+         "start < T, tl.range(0, T, B1); its last block is partial, and the mask keeps it inside the row"),
     Hint("padding loaded as 1", _padding_loaded_as_1,
          "each row is off by the number of padded lanes in its last block: load them with other=0.0, so they add "
          "nothing"),

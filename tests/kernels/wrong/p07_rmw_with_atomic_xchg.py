@@ -8,7 +8,7 @@ EPS: tl.constexpr = tl.constexpr(1e-6)
 
 
 @triton.jit
-def scatter_kernel(v_ptr, s_ptr, dst_ptr, num_ptr, den_ptr, E, H, D, H_PAD: tl.constexpr, D_PAD: tl.constexpr):
+def scatter_kernel(v_ptr, s_ptr, dst_ptr, out_ptr, den_ptr, E, H, D, H_PAD: tl.constexpr, D_PAD: tl.constexpr):
     e = tl.program_id(0)  # one edge per program
     heads = tl.arange(0, H_PAD)
     feats = tl.arange(0, D_PAD)
@@ -16,16 +16,16 @@ def scatter_kernel(v_ptr, s_ptr, dst_ptr, num_ptr, den_ptr, E, H, D, H_PAD: tl.c
     tm = hm[:, None] & (feats < D)[None, :]
     d = tl.load(dst_ptr + e)
     tile = heads[:, None] * D + feats[None, :]
-    old = tl.load(num_ptr + d * H * D + tile, mask=tm)
+    old = tl.load(out_ptr + d * H * D + tile, mask=tm)
     new = old + tl.load(v_ptr + e * H * D + tile, mask=tm)
-    tl.atomic_xchg((num_ptr + d * H * D + tile).to(tl.pointer_type(tl.int32)), new.to(tl.int32, bitcast=True), mask=tm)
+    tl.atomic_xchg((out_ptr + d * H * D + tile).to(tl.pointer_type(tl.int32)), new.to(tl.int32, bitcast=True), mask=tm)
     oldd = tl.load(den_ptr + d * H + heads, mask=hm)
     newd = oldd + tl.load(s_ptr + e * H + heads, mask=hm)
     tl.atomic_xchg((den_ptr + d * H + heads).to(tl.pointer_type(tl.int32)), newd.to(tl.int32, bitcast=True), mask=hm)
 
 
 @triton.jit
-def normalize_kernel(num_ptr, den_ptr, N, H, D, BLOCK_N: tl.constexpr, H_PAD: tl.constexpr, D_PAD: tl.constexpr):
+def normalize_kernel(out_ptr, den_ptr, N, H, D, BLOCK_N: tl.constexpr, H_PAD: tl.constexpr, D_PAD: tl.constexpr):
     nodes = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     heads = tl.arange(0, H_PAD)
     feats = tl.arange(0, D_PAD)
@@ -33,8 +33,8 @@ def normalize_kernel(num_ptr, den_ptr, N, H, D, BLOCK_N: tl.constexpr, H_PAD: tl
     tile_mask = head_mask[:, :, None] & (feats < D)[None, None, :]
     tile = nodes[:, None, None] * (H * D) + heads[None, :, None] * D + feats[None, None, :]
     den = tl.load(den_ptr + nodes[:, None] * H + heads[None, :], mask=head_mask, other=0.0)
-    num = tl.load(num_ptr + tile, mask=tile_mask, other=0.0)
-    tl.store(num_ptr + tile, num / (den[:, :, None] + EPS), mask=tile_mask)
+    num = tl.load(out_ptr + tile, mask=tile_mask, other=0.0)
+    tl.store(out_ptr + tile, num / (den[:, :, None] + EPS), mask=tile_mask)
 
 
 def scatter_add(v_scaled, score, dst, num_nodes, BLOCK_E=32):
