@@ -4,9 +4,9 @@ grader hands a kernel are its forward's, and the closed forms the hints compare 
 - ``torch.autograd.gradcheck`` of each forward spec on tiny float64 inputs (finite differences against autograd);
 - each backward spec against a vector-Jacobian product taken by central differences of its forward spec, at the
   inputs the grader makes (so ``@saves`` and the case generator are in the loop);
-- the saved tensors (y, lse, h, den) against plain-Python loops;
+- the saved tensors (y, lse, h, den, o) against plain-Python loops;
 - the closed forms of grader/course/mistakes.py, with no mistake switched on, against the autograd specs, on every
-  case of the three puzzles.
+  case of their puzzles.
 
 Run: `python -m pytest tests/test_backward_specs.py -q`.
 """
@@ -18,9 +18,16 @@ import torch
 
 from grader.course import graphs, registry, specs
 from grader.course.cases import Case, case_seed, make_inputs, normal, per_input, reference
-from grader.course.mistakes import attention_backward, cross_entropy_backward, softmax_backward
+from grader.course.mistakes import (
+    attention_backward,
+    bsb_backward,
+    cross_entropy_backward,
+    flash_backward,
+    softmax_backward,
+)
 
-pytestmark = [pytest.mark.puzzle14, pytest.mark.puzzle15, pytest.mark.puzzle16]
+pytestmark = [pytest.mark.puzzle14, pytest.mark.puzzle15, pytest.mark.puzzle16, pytest.mark.puzzle17,
+              pytest.mark.puzzle18]
 
 
 def _gen(seed: int = 0) -> torch.Generator:
@@ -65,6 +72,23 @@ def test_gradcheck_of_the_graph_attention_spec_with_clipped_features_and_logits(
     assert (product.abs() > 5).any() and ((product.abs() - 5).abs() > 1e-3).all()
     assert (e_out.sum(-1).abs() > 5).any()
     assert torch.autograd.gradcheck(lambda *t: specs.graph_attention(*t, *_csc(graph)), leaves)
+
+
+def test_gradcheck_of_the_masked_attention_spec_with_queries_that_see_no_key():
+    """Causal with N = 6 > T = 4: queries 0 and 1 see no key (their output is 0, their gradients 0, never NaN)."""
+    gen = _gen(2)
+    q, k, v = (torch.randn(rows, 3, generator=gen, dtype=torch.float64, requires_grad=True) for rows in (6, 4, 4))
+    assert torch.autograd.gradcheck(lambda *t: specs.masked_attention(*t, True, 0.7)[0], (q, k, v))
+    o, lse = specs.masked_attention(q, k, v, True, 0.7)
+    assert torch.equal(o[:2], torch.zeros(2, 3, dtype=torch.float64)) and bool(lse[:2].isneginf().all())
+    grads = torch.autograd.grad(o.sum(), (q, k, v))
+    assert all(bool(g.isfinite().all()) for g in grads) and torch.equal(grads[0][:2], torch.zeros(2, 3).double())
+
+
+def test_the_causal_mask_ends_at_the_last_query_and_key():
+    assert specs.causal_visible(3, 3).tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert specs.causal_visible(2, 4).tolist() == [[True, True, True, False], [True, True, True, True]]
+    assert specs.causal_visible(4, 2).tolist() == [[False, False], [False, False], [True, False], [True, True]]
 
 
 # -- the backward specs: a vector-Jacobian product by central differences --------------------------------------
@@ -135,6 +159,30 @@ def test_graph_attention_backward_is_the_layers_gradient_for_q_k_v_and_e():
     assert torch.equal(got[1][5], torch.zeros(2, 3, dtype=torch.float64))  # node 5 sends no edge: dk = 0
 
 
+def test_attention_backward_is_the_gradient_of_attention_with_its_scale_and_mask():
+    case = Case("tiny", dict(N=5, T=3, D=4, causal=True, scale=0.7))  # queries 0 and 1 see no key
+    inputs = _exact(make_inputs(specs.attention_backward, case, seed=0)[0])
+    leaves = [inputs[name] for name in "qkv"]
+    expected = _numerical_vjp(lambda *t: specs.masked_attention(*t, True, 0.7)[0], leaves, (inputs["do"],))
+    got = reference(specs.attention_backward, make_inputs(specs.attention_backward, case, seed=0)[0])
+    for name, mine, theirs in zip(("dq", "dk", "dv"), got, expected):
+        assert torch.allclose(mine, theirs, rtol=1e-6, atol=1e-8), name
+    assert torch.equal(got[0][:2], torch.zeros(2, 4, dtype=torch.float64))
+
+
+def test_sparse_attention_backward_is_the_gradient_of_puzzle_13s_attention():
+    """On the tiny graph: a hub row, a duplicate edge (counted once), a node with no edge (dq, dk, dv all 0)."""
+    case = Case("tiny", dict(D=3), graph=lambda gen: _tiny_graph())
+    inputs = _exact(make_inputs(specs.sparse_attention_backward, case, seed=0)[0])
+    bsb = [inputs[name] for name in ("window_ptr", "tcb_col", "tcb_mask", "window_order")]
+    expected = _numerical_vjp(lambda *t: specs.sparse_attention(*t, *bsb), [inputs[name] for name in "qkv"],
+                              (inputs["do"],))
+    got = reference(specs.sparse_attention_backward, make_inputs(specs.sparse_attention_backward, case, seed=0)[0])
+    for name, mine, theirs in zip(("dq", "dk", "dv"), got, expected):
+        assert torch.allclose(mine, theirs, rtol=1e-6, atol=1e-8), name
+    assert all(torch.equal(g[5], torch.zeros(3, dtype=torch.float64)) for g in got)
+
+
 def test_the_clip_passes_the_gradient_at_exactly_5_and_not_beyond():
     """torch's clamp, which the spec uses: the gradient is 1 at the bounds and 0 past them."""
     x = torch.tensor([-5.01, -5.0, 0.0, 5.0, 5.01], dtype=torch.float64, requires_grad=True)
@@ -177,16 +225,52 @@ def test_h_and_den_are_the_forwards_output_and_sum_of_weights_plus_eps():
     assert torch.allclose(inputs["h"], numerator / den[..., None], rtol=1e-5, atol=1e-6)
 
 
+def test_o_and_lse_are_the_attention_and_log_sum_exp_of_what_each_query_sees():
+    """By loops over the keys each query sees (j <= i + T - N with causal), as the math reads."""
+    for causal in (False, True):
+        case = Case("c", dict(N=6, T=4, D=3, causal=causal, scale=0.6))
+        inputs = make_inputs(specs.attention_backward, case, seed=4)[0]
+        exact = _exact(inputs)
+        for i in range(6):
+            seen = [j for j in range(4) if not causal or j <= i + 4 - 6]
+            scores = [0.6 * float(exact["q"][i] @ exact["k"][j]) for j in seen]
+            if not seen:
+                assert inputs["lse"][i] == -math.inf and inputs["o"][i].abs().max() == 0
+                continue
+            top = max(scores)
+            total = sum(math.exp(s - top) for s in scores)
+            assert float(inputs["lse"][i]) == pytest.approx(top + math.log(total), rel=1e-6)
+            o = sum(math.exp(s - top) / total * exact["v"][j] for s, j in zip(scores, seen))
+            assert torch.allclose(exact["o"][i], o, rtol=2e-3, atol=1e-3)  # o is float16, as the forward saved it
+
+
+def test_the_sparse_lse_is_the_log_sum_exp_over_each_rows_distinct_neighbours():
+    case = registry.find(18).cases[0]
+    inputs = make_inputs(specs.sparse_attention_backward, case, seed=5)[0]
+    exact = _exact(inputs)
+    neighbours = {}  # read back by hand from the BSB's bitmap, the only form of the graph the puzzle is given
+    for tcb, window in enumerate(graphs.slot_nodes(inputs["window_ptr"]).tolist()):
+        for r in range(16):
+            for c in range(16):
+                if inputs["tcb_mask"][tcb, r] >> c & 1:
+                    neighbours.setdefault(16 * window + r, set()).add(int(inputs["tcb_col"][tcb, c]))
+    for i in range(exact["q"].shape[0]):
+        scores = [float(exact["q"][i] @ exact["k"][j]) / 32 ** 0.5 for j in neighbours.get(i, ())]
+        expected = max(scores) + math.log(sum(math.exp(x - max(scores)) for x in scores)) if scores else -math.inf
+        assert float(inputs["lse"][i]) == pytest.approx(expected, rel=1e-6)
+
+
 # -- the closed forms the hints compare with ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("number", [14, 15, 16])
+@pytest.mark.parametrize("number", [14, 15, 16, 17, 18])
 @pytest.mark.slow
 def test_the_closed_forms_with_no_mistake_equal_the_autograd_specs_on_every_case(number):
-    """Within a tenth of the puzzle's tolerance: they take the saved tensors as given (rounded to float32), where
-    autograd recomputes them, so they differ by that rounding (on 14's constant-dy rows, by c y (1 - sum y))."""
+    """Within a tenth of the puzzle's tolerance: they take the saved tensors as given (rounded to float32, or to 16
+    bits), where autograd recomputes them, so they differ by that rounding (on 14's constant-dy rows, by
+    c y (1 - sum y))."""
     puzzle = registry.find(number)
     closed_form = {14: lambda i: softmax_backward(i["y"], i["dy"]), 15: cross_entropy_backward,
-                   16: attention_backward}[number]
+                   16: attention_backward, 17: flash_backward, 18: bsb_backward}[number]
     for case in puzzle.cases:
         inputs = make_inputs(puzzle.spec, case, seed=1)[0]
         got = closed_form(_exact(inputs))

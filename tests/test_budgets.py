@@ -19,7 +19,7 @@ from helpers import (
 )
 
 from grader.course import registry
-from grader.course.budgets import Loads, Reads
+from grader.course.budgets import Loads, Reads, Scratch
 from grader.worker import instrument
 
 pytestmark = requires_interpreter
@@ -174,3 +174,24 @@ def test_an_index_budget_on_floats_ignores_integer_loads():
         _sum_rows_kernel[(1,)](x, torch.empty(1), 64, PASSES=1, B=64)
     assert Loads(("x",), "64").check(recorder, {}, {}) is None
     assert "192 elements of index loaded" in Loads(("index",), "64").check(recorder, {}, {})
+
+
+@triton.jit
+def _copy_kernel(src_ptr, dst_ptr, N, B: tl.constexpr):
+    offsets = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(dst_ptr + offsets, tl.load(src_ptr + offsets, mask=offsets < N), mask=offsets < N)
+
+
+def test_a_scratch_budget_counts_stores_into_tensors_that_are_not_outputs():
+    """Puzzle 17's budget: only Δ may go from one kernel to the next, never an N x T matrix. The output and the
+    inputs are not counted."""
+    x, scratch, out = torch.randn(100), torch.empty(100), torch.empty(100)
+    with instrument.recording() as recorder:
+        recorder.watch("x", x)
+        _copy_kernel[(2,)](x, scratch, 100, B=64)
+        _copy_kernel[(2,)](scratch, out, 100, B=64)
+    recorder.region_of(out).label = "out"  # as the grader labels the tensor returned as an output
+    assert Scratch(("out",), "100").check(recorder, {}, {}) is None
+    problem = Scratch(("out",), "N - 1", lesson="Only Δ.").check(recorder, {}, {"N": 100})
+    assert problem == ("over budget: 100 elements stored besides out (the tensor passed as dst_ptr, src_ptr "
+                       "(100 stores)), the budget is N - 1 = 99. Only Δ.")

@@ -158,7 +158,8 @@ def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
     graph = build(_gen())
     arrays = graphs.graph_arrays(graph)
     assert set(arrays) == {"src", "dst", "num_nodes", "col_ptr", "row_idx", "edge_id", "row_ptr", "col_idx",
-                           "window_ptr", "tcb_col", "tcb_mask", "window_order", "out_ptr", "out_dst", "out_edge_id"}
+                           "window_ptr", "tcb_col", "tcb_mask", "window_order", "out_ptr", "out_dst", "out_edge_id",
+                           "key_window_ptr", "key_tcb_query", "key_tcb_mask", "key_window_order"}
     assert arrays["num_nodes"] == graph.num_nodes
     assert torch.equal(arrays["src"], graph.src) and torch.equal(arrays["dst"], graph.dst)
     col_ptr, row_idx, edge_id = graph.csc
@@ -171,6 +172,10 @@ def test_graph_arrays_row_ptr_and_col_idx_list_incoming_neighbours(build):
     for got, expected in zip((arrays[name] for name in graphs.BSB._fields), graphs.to_bsb(col_ptr, row_idx)):
         assert torch.equal(got, expected)
     for got, expected in zip((arrays[name] for name in graphs.BySource._fields), graph.by_source):
+        assert torch.equal(got, expected)
+    # Puzzle 18's key BSB: the BSB of each node's outgoing edges (row j: the queries that attend to key j).
+    row_ptr, col_idx = graph.csr
+    for got, expected in zip((arrays[name] for name in graphs.KEY_BSB_NAMES.values()), graphs.to_bsb(row_ptr, col_idx)):
         assert torch.equal(got, expected)
 
 
@@ -664,6 +669,55 @@ def test_bsb_invariants_the_kernel_relies_on(build):
         for r in rows:
             if r >= graph.num_nodes or in_degree[r] == 0:
                 assert bool((masks[:, r % 16] == 0).all()), f"row {r} has no entry but has mask bits"
+
+
+def _transposed_csr(row_ptr: list[int], col_idx: list[int], num_rows: int) -> tuple[list[int], list[int]]:
+    """The CSR of the transposed pattern, by hand: row j lists every i whose row holds j, ascending, once."""
+    pairs = sorted({(col, row) for row, col in _csr_pairs(row_ptr, col_idx)})
+    counts = Counter(row for row, _ in pairs)
+    return list(itertools.accumulate((counts[j] for j in range(num_rows)), initial=0)), [col for _, col in pairs]
+
+
+@pytest.mark.parametrize("build", FAMILIES + SPARSE_GRAPHS)
+def test_transpose_bsb_equals_the_transposed_format_worked_out_with_loops(build):
+    graph = build(_gen())
+    row_ptr, col_idx = graph.incoming  # puzzle 13's CSR: row i attends to the sources of its incoming edges
+    key_bsb = graphs.transpose_bsb(*graphs.to_bsb(row_ptr, col_idx)[:3], graph.num_nodes)
+    assert all(a.dtype == torch.int32 for a in key_bsb)
+    window_ptr, tcb_col, tcb_mask, order = _bsb_by_hand(*_transposed_csr(row_ptr.tolist(), col_idx.tolist(),
+                                                                         graph.num_nodes))
+    assert key_bsb.window_ptr.tolist() == window_ptr
+    assert key_bsb.tcb_col.reshape(-1, 16).tolist() == tcb_col
+    assert key_bsb.tcb_mask.reshape(-1, 16).tolist() == tcb_mask
+    assert key_bsb.window_order.tolist() == order
+
+
+@pytest.mark.parametrize("build", FAMILIES + SPARSE_GRAPHS)
+def test_transposing_twice_gives_the_bsb_back(build):
+    graph = build(_gen())
+    bsb = graph.bsb
+    again = graphs.transpose_bsb(*graphs.transpose_bsb(*bsb[:3], graph.num_nodes)[:3], graph.num_nodes)
+    assert all(torch.equal(a, b) for a, b in zip(again, bsb))
+
+
+def test_transpose_bsb_of_a_hand_made_pattern():
+    """Rows 0 and 1 attend to column 17, row 17 to columns 0 and 17 (N=20): the key BSB's window 0 lists query 17
+    for key 0 (bit 0 of key 0's mask) and window 1 lists queries 0, 1, 17 for key 17 (bits 0-2 of key 1's mask)."""
+    bsb = graphs.to_bsb(_int32(0, 1, 2, *[2] * 15, 4, 4, 4), _int32(17, 17, 0, 17))
+    key_bsb = graphs.transpose_bsb(*bsb[:3], 20)
+    assert key_bsb.window_ptr.tolist() == [0, 1, 2]
+    assert key_bsb.tcb_col.tolist() == [[17] * 16, [0, 1, 17] + [0] * 13]
+    assert key_bsb.tcb_mask.tolist() == [[0b1] + [0] * 15, [0, 0b111] + [0] * 14]
+    assert key_bsb.window_order.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("num_rows, words", [(33, "window_ptr has 2 windows; 33 rows make 3"),
+                                             (17, "tcb_col names column 17, out of range 0..16"),
+                                             (-1, "num_rows must be a non-negative int, not -1")])
+def test_transpose_bsb_refuses_a_wrong_row_count(num_rows, words):
+    bsb = graphs.to_bsb(_int32(0, 1, *[1] * 16, 2), _int32(17, 0))  # 18 rows: row 0 attends to 17, row 17 to 0
+    with pytest.raises(graphs.GraphError, match=words):
+        graphs.transpose_bsb(*bsb[:3], num_rows)
 
 
 def test_bsb_of_a_hand_made_graph():

@@ -53,6 +53,8 @@ TORCH_COMPUTE = [
     Cheat("p14_host_delta.py", "`aten.mul`"),
     Cheat("p15_host_softmax.py", "`aten.sub`"),  # x - lse[:, None]: the launcher may count rows (ne, sum), no more
     Cheat("p16_host_delta.py", "`aten.mul`"),
+    Cheat("p17_host_delta.py", "`aten._to_copy`"),  # o.float(), on the way to the product
+    Cheat("p18_host_delta.py", "`aten._to_copy`"),
 ]
 WIDE_BLOCKS = [
     Cheat("p05_one_block_global.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
@@ -72,6 +74,15 @@ def test_cheating_launcher_is_refused(cheat):
     case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
     assert case.reason == "launcher", f"{case.name}: {case.reason}: {case.message}"
     assert cheat.clue in case.message
+
+
+@pytest.mark.puzzle17
+def test_a_key_walk_over_every_query_at_once_is_a_tile_wider_than_the_case_gives():
+    """The launcher passes BQ = 128 to the key walk where the case asks for 32: the tile check at trace time stops the
+    kernel at its first block of 128 queries, before the launcher guard reads the launch."""
+    case = failed_case(grade_file(17, CHEATS / "p17_every_query_at_once.py", first_failure=True, own_launcher=True))
+    assert case.reason == "budget", f"{case.name}: {case.reason}: {case.message}"
+    assert "this case asks for BQ=32, BK=32; your kernel made a block 128 wide" in case.message
 
 
 def test_the_refusal_names_the_learners_line():

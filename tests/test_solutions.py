@@ -53,8 +53,9 @@ _GOES_BEYOND = [p for p in registry.PUZZLES if "# >>> beyond the lesson:" in sol
 
 
 def test_some_solution_goes_beyond_its_lesson():
-    # the persistent matmul; whole key blocks without a mask; two TCBs per step; dk and dv by atomics, to compare
-    assert [p.number for p in _GOES_BEYOND] == [11, 12, 13, 16]
+    # the persistent matmul; whole key blocks without a mask; two TCBs per step; dk and dv by atomics, to compare;
+    # dq by atomics, to compare
+    assert [p.number for p in _GOES_BEYOND] == [11, 12, 13, 16, 17]
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle(_GOES_BEYOND))
@@ -76,15 +77,19 @@ def test_a_solutions_beyond_the_lesson_path_passes_every_case(puzzle, tmp_path):
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
 
 
-@pytest.mark.puzzle16
+@pytest.mark.parametrize("puzzle, variant, summed, exempt", [
+    pytest.param(16, "graph_attention_backward_atomics", "dk", {"empty graph"}, marks=pytest.mark.puzzle16, id="16"),
+    pytest.param(17, "attention_backward_atomics", "dq", set(), marks=pytest.mark.puzzle17, id="17"),
+])
 @pytest.mark.slow
-def test_puzzle_16s_atomics_variant_is_right_and_only_its_atomics_are_refused(tmp_path):
-    """The "beyond the lesson" launcher that scatters dk and dv with atomics (for the benchmark) gets every gradient
-    of every case right, and grading refuses it for its atomics (and, in the interpreter, for the zeros of a node
-    with no outgoing edge, which torch.zeros wrote, not a kernel)."""
-    puzzle = registry.find(16)
+def test_an_atomics_variant_is_right_and_only_its_atomics_are_refused(puzzle, variant, summed, exempt, tmp_path):
+    """The "beyond the lesson" launcher that adds one gradient with atomics (for the benchmark) gets every gradient
+    of every case right, and grading refuses it for its atomics (and, in the interpreter, for the zeros that
+    torch.zeros wrote, not a kernel, where no atomic reached a row: a node with no outgoing edge, a query that sees
+    no key)."""
+    puzzle = registry.find(puzzle)
     module = sys.modules[loader.load_launcher(puzzle, "solutions").__module__]
-    atomics = module.graph_attention_backward_atomics
+    atomics = getattr(module, variant)
     for case in puzzle.cases:
         inputs, _ = make_inputs(puzzle.spec, case, 0)
         inputs64 = {k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
@@ -94,12 +99,13 @@ def test_puzzle_16s_atomics_variant_is_right_and_only_its_atomics_are_refused(tm
                                                   puzzle.tolerances):
             allowed = tolerance.allowed(inputs64, expected)
             assert checker.compare(name, out, expected, allowed) is None, (case.name, name)
-    text = solution_text(puzzle) + "\n\ngraph_attention_backward = graph_attention_backward_atomics\n"
-    cases = grade_text(puzzle, text, tmp_path, first_failure=False, own_launcher=True).cases  # its own launcher
-    assert {c.reason for c in cases if c.name != "empty graph"} <= {"budget", "never_written"}
-    assert all("atomics on dk" in c.message for c in cases if c.reason == "budget") and \
+    text = solution_text(puzzle) + f"\n\n{puzzle.launcher} = {variant}\n"
+    # the file's own launcher (the practice path): kernel-only grading would run the stub's, which has no atomics
+    cases = grade_text(puzzle, text, tmp_path, first_failure=False, own_launcher=True).cases
+    assert {c.reason for c in cases if c.name not in exempt} <= {"budget", "never_written"}
+    assert all(f"atomics on {summed}" in c.message for c in cases if c.reason == "budget") and \
         any(c.reason == "budget" for c in cases)
-    assert all("of dk never written" in c.message for c in cases if c.reason == "never_written")
+    assert all(f"of {summed} never written" in c.message for c in cases if c.reason == "never_written")
 
 
 _MARKED = """def launch(x):
@@ -226,12 +232,31 @@ EXPECTED_READS = {
         "row_idx": 1.0, "edge_id": 1.0, "out_dst": 1.0, "out_edge_id": 1.0,
         "col_ptr": lambda i, s: _two_ends_per_node(i["col_ptr"]),
         "out_ptr": lambda i, s: _two_ends_per_node(i["out_ptr"])},
+    # the Δ pre-pass reads o and dO once; each of the ceil(T / BK) key-block programs reads every query's q, dO,
+    # lse and Δ once, and the query walk reads them once more; each of the ceil(N / BQ) query-block programs reads
+    # every k and v once, and the key walk reads them once more (the first case is not causal)
+    "attention_backward": {
+        "o": 1.0, "q": lambda i, s: _cdiv(s["T"], s["BK"]) + 1, "do": lambda i, s: _cdiv(s["T"], s["BK"]) + 2,
+        "lse": lambda i, s: _cdiv(s["T"], s["BK"]) + 1, "delta": lambda i, s: _cdiv(s["T"], s["BK"]) + 1,
+        "k": lambda i, s: _cdiv(s["N"], s["BQ"]) + 1, "v": lambda i, s: _cdiv(s["N"], s["BQ"]) + 1},
+    # the dq kernel reads each window's q, dO, o and lse once and gathers k and v per TCB of the BSB; the dk/dv kernel
+    # reads each key window's k and v once and gathers q, dO, lse and Δ per TCB of the transposed BSB
+    "sparse_attention_backward": {
+        "o": 1.0, "q": lambda i, s: 1 + _tcb_rows(i, "key_tcb_query") / s["N"],
+        "do": lambda i, s: 1 + _tcb_rows(i, "key_tcb_query") / s["N"],
+        "lse": lambda i, s: 1 + _tcb_rows(i, "key_tcb_query") / s["N"],
+        "delta": lambda i, s: _tcb_rows(i, "key_tcb_query") / s["N"],
+        "k": lambda i, s: 1 + _tcb_rows(i) / s["N"], "v": lambda i, s: 1 + _tcb_rows(i) / s["N"],
+        "tcb_col": 1.0, "tcb_mask": 1.0, "window_order": 1.0, "key_tcb_query": 1.0, "key_tcb_mask": 1.0,
+        "key_window_order": 1.0, "window_ptr": lambda i, s: _two_ends_per_node(i["window_ptr"]),
+        "key_window_ptr": lambda i, s: _two_ends_per_node(i["key_window_ptr"])},
 }
 
 
-def _tcb_rows(inputs) -> int:
-    """Rows of k (or v) puzzle 13 gathers: per TCB, its distinct columns."""
-    return sum(len(set(columns.tolist())) for columns in inputs["tcb_col"])
+def _tcb_rows(inputs, slots: str = "tcb_col") -> int:
+    """Rows of k (or v) puzzle 13 gathers: per TCB, its distinct columns (or, with key_tcb_query, the rows of q
+    puzzle 18's dk/dv kernel gathers: per TCB of the transposed BSB, its distinct queries)."""
+    return sum(len(set(columns.tolist())) for columns in inputs[slots])
 
 
 @pytest.mark.parametrize("puzzle", by_puzzle())
@@ -272,3 +297,21 @@ def test_docstring_shows_the_graders_own_spec(puzzle):
     for where in ("solutions", "puzzles"):
         docstring = ast.get_docstring(ast.parse((ROOT / where / f"{puzzle.module}.py").read_text()), clean=False)
         assert spec in docstring, f"{where}/{puzzle.module}.py shows a spec that differs from grader/course/specs.py"
+
+
+@pytest.mark.puzzle17
+def test_a_case_run_twice_natively_fails_when_the_two_results_differ_in_a_bit():
+    """Case.repeat (puzzle 17's 'the same case twice'): natively the worker runs the launcher twice and compares the
+    bits (the interpreter runs one program after another, so it cannot differ there)."""
+    from grader.worker import execute
+
+    puzzle = registry.find(17)
+    assert [c.name for c in puzzle.cases if c.repeat] == ["the same case twice"]
+    first = [torch.ones(2, 3), torch.full((4, 3), float("nan")), torch.zeros(4, 3)]
+    assert execute._differs_from_the_first_run(puzzle, first, [t.clone() for t in first]) is None  # NaN bits alike
+    second = [t.clone() for t in first]
+    second[2][1, 2] = -0.0  # the same number, not the same bits
+    outcome = execute._differs_from_the_first_run(puzzle, first, second)
+    assert outcome.reason == "nondeterministic" and outcome.message.startswith("dv differs between two runs on the "
+                                                                               "same inputs (1 of 12 elements)")
+    assert "atomics" in outcome.hint

@@ -364,6 +364,61 @@ MUTATIONS = [
              "                e += 0.0 * tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                de_out = tl.load(de_out_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                edge_heads", "budget", "elements of e loaded"),
+    # puzzle 17
+    Mutation(17, "Δ left out of the key walk", "ds = p * (dp - delta[:, None])", "ds = p * dp", "mismatch",
+             "ds misses Δ"),
+    Mutation(17, "scale left out of dk", "dk * scale, mask", "dk, mask", "mismatch", "dq and dk lack the scale"),
+    Mutation(17, "scale applied twice to dq", "dq * scale, mask", "dq * scale * scale, mask", "mismatch",
+             "dq and dk carry the scale twice"),
+    Mutation(17, "lse in natural units fed to exp2", "tl.exp2(scores - lse[:, None] * LOG2E)",
+             "tl.exp2(scores - lse[:, None])", "mismatch", "lse is a natural log", count=-1),
+    Mutation(17, "causal mask aligned top left", "(T - N)", "0", "mismatch", "query i sees key j when j <= i + (T - N)",
+             count=-1),
+    Mutation(17, "causal flag ignored", "if CAUSAL:", "if False:", "mismatch",
+             "with causal set, query i sees only keys j <= i + (T - N)", count=-1),
+    Mutation(17, "masked scores set to -inf before exp2: NaN where a query sees no key",
+             "p = tl.where(seen, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)",
+             'p = tl.exp2(tl.where(seen, scores, float("-inf")) - lse[:, None] * LOG2E)', "mismatch",
+             "a query that sees no key has lse = -inf", count=-1),
+    Mutation(17, "p left float32 in dv's dot", "tl.trans(p.to(do.dtype))", "tl.trans(p)", "gpu_compile",
+             "Both operands must be same dtype. Got fp32 and fp16"),
+    Mutation(17, "dq's product on CUDA cores", "dq = tl.dot(ds.to(k.dtype), k, dq)",
+             "dq += tl.sum(ds[:, :, None] * k.to(tl.float32)[None, :, :], axis=1)", "budget",
+             "tl.dot did 86% of the multiply-adds"),
+    Mutation(17, "the key walk starts at query 0 with causal",
+             "first = tl.maximum(tl.program_id(0) * BK - (T - N), 0) // BQ * BQ", "first = 0", "budget",
+             "each query row once per key block's walk that needs it"),
+    Mutation(17, "the query walk runs to the last key with causal",
+             "end = tl.minimum((tl.program_id(0) + 1) * BQ + (T - N), T)", "end = T", "budget",
+             "each key row once per query block's walk that needs it"),
+    Mutation(17, "keys past T not masked", "seen = query_ok[:, None] & key_ok[None, :]", "seen = query_ok[:, None]",
+             "mismatch", "keys past T load as 0, so their score is 0", count=-1),
+    # puzzle 18
+    Mutation(18, "Δ left out of the dk/dv kernel", "ds = p * (tl.dot(v, tl.trans(do)) - delta[None, :])",
+             "ds = p * tl.dot(v, tl.trans(do))", "mismatch", "ds misses Δ"),
+    Mutation(18, "bitmap ignored in the dq kernel", "p = tl.where(edge, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)",
+             "p = tl.exp2(scores - lse[:, None] * LOG2E)", "mismatch", "p must be 0 off the bitmap"),
+    Mutation(18, "bitmap ignored in the dk/dv kernel",
+             "p = tl.where(edge, tl.exp2(scores - lse[None, :] * LOG2E), 0.0)",
+             "p = tl.exp2(scores - lse[None, :] * LOG2E)", "mismatch", "in the dk/dv kernel too, p is 0 off"),
+    Mutation(18, "scale left out of dk", "dk * scale, mask", "dk, mask", "mismatch", "dq and dk lack the 1 / sqrt(D)"),
+    Mutation(18, "lse in natural units fed to exp2", "lse[:, None] * LOG2E)", "lse[:, None])", "mismatch",
+             "lse is a natural log", also=(("lse[None, :] * LOG2E)", "lse[None, :])"),)),
+    Mutation(18, "dk and dv left unwritten where a key window has no TCB",
+             "    # Written even for keys that no query attends to: their dk and dv are 0.\n"
+             "    tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
+             "    tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
+             "    if last > first:\n"
+             "        tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
+             "        tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
+             "never_written", "never written"),
+    Mutation(18, "dq's product on CUDA cores", "dq = tl.dot(ds.to(k.dtype), k, dq)",
+             "dq += tl.sum(ds[:, :, None] * k.to(tl.float32)[None, :, :], axis=1)", "budget", "tl.dot did 8"),
+    Mutation(18, "q gathered twice in the dk/dv kernel",
+             "        do = tl.load(do_ptr + queries[:, None] * D + feats[None, :])\n",
+             "        do = tl.load(do_ptr + queries[:, None] * D + feats[None, :])\n"
+             "        q += 0.0 * tl.load(q_ptr + queries[:, None] * D + feats[None, :])\n", "budget",
+             "elements of q loaded"),
 ]
 
 

@@ -317,6 +317,8 @@ def _time_baseline(name, baseline, inputs, reference, bench, use_compile) -> lis
     inside a CUDA graph and compiled where the puzzle and the baseline ask for it."""
     import torch
 
+    if baseline.compiles and not use_compile:
+        return []  # --no-compile: FlexAttention and torch.compile peers compile as they prepare
     try:
         prepared = baseline.prepare(inputs)
     except Exception as exc:  # e.g. out of memory for a dense N x N mask

@@ -88,7 +88,7 @@ FLEX_BLOCK = 128  # create_block_mask's default block: FlexAttention skips a 128
 
 
 @functools.cache
-def _compiled_flex_attention():
+def compiled_flex_attention():
     from torch.nn.attention.flex_attention import flex_attention
 
     return torch.compile(flex_attention, dynamic=False)
@@ -127,4 +127,4 @@ def flex_blocks_note(prepared) -> str:
 
 def flex_attention_dense_mask(q, k, v, block_mask) -> torch.Tensor:
     """Compiled FlexAttention, [1, 1, N, D] in, o as [N, D] (float16: FlexAttention returns q's dtype)."""
-    return _compiled_flex_attention()(q, k, v, block_mask=block_mask)[0, 0]
+    return compiled_flex_attention()(q, k, v, block_mask=block_mask)[0, 0]

@@ -11,6 +11,7 @@ num_stages, a constexpr such as GROUP_M), which then overrides its kernels' laun
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ class Baseline:
     settings: tuple[Mapping[str, int], ...] = ({},)  # extra keyword arguments of run; the fastest is reported
     compile: bool = True  # also time run under torch.compile (pointless for a Triton kernel, or code that compiles)
     note: Callable[[Mapping], str] | None = None  # a note from prepare's result, e.g. how many blocks are computed
+    compiles: bool = False  # prepare itself compiles (FlexAttention, a torch.compile peer): skipped by --no-compile
 
 
 @dataclass(frozen=True)
@@ -259,7 +261,7 @@ def autograd_peer(forward: Callable, arguments: Callable[[Mapping], tuple], wrt:
             outputs = run_forward(*values)
         return {"outputs": outputs, "leaves": tuple(values[position] for position in wrt),
                 "grads": tuple(inputs[name] for name in grads)}
-    return Baseline(prepare, backward_of, compile=False)
+    return Baseline(prepare, backward_of, compile=False, compiles=compiled)
 
 
 def backward_of(outputs, leaves, grads):
@@ -338,6 +340,126 @@ GRAPH_ATTENTION_BACKWARD_BENCH = Bench(
                "torch.compile, the layer's backward (COO kept)": autograd_peer(
                    coo_attention, _attention_edges_kept, (0, 1, 2, 3), ("dh", "de_out"), compiled=True)})
 
+# Puzzles 17 and 18 compare with the fused attention backward passes a practitioner calls. Each takes [B, H, N, D]:
+# the inputs as one batch of one head, the gradients back as [N, D] views in the inputs' 16-bit type.
+
+def _one_head(inputs) -> list:
+    return [inputs[name][None, None].detach().clone().requires_grad_() for name in ("q", "k", "v")]
+
+
+def _heads_backward(outputs, leaves, grads):
+    """The backward of one [1, 1, N, D] attention: (dq, dk, dv) as [N, D] views."""
+    return tuple(g[0, 0] for g in torch.autograd.grad(outputs, leaves, grads, retain_graph=True))
+
+
+def sdpa_backward(backend: str) -> Baseline:
+    """PyTorch's scaled_dot_product_attention backward with one backend (FLASH_ATTENTION: FlashAttention-2;
+    CUDNN_ATTENTION: cuDNN's), its forward run once, untimed. Its causal mask is aligned top left: the bench's causal
+    sizes have N = T, where that is ours."""
+    def prepare(inputs):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        leaves = _one_head(inputs)
+        with torch.enable_grad(), sdpa_kernel(getattr(SDPBackend, backend)):
+            out = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=bool(inputs["causal"]),
+                                                                   scale=inputs["scale"])
+        return {"outputs": out, "leaves": tuple(leaves), "grads": (inputs["do"][None, None],)}
+    return Baseline(prepare, _heads_backward, compile=False)
+
+
+def _flex_backward_causal(inputs):
+    """Compiled FlexAttention's forward, untimed, with a causal block mask (ours, aligned to the last query and
+    key) where the size is causal; its backward is what is timed."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    n, t = inputs["q"].shape[0], inputs["k"].shape[0]
+    torch._dynamo.reset()  # a new mask_mod per size: a clean cache keeps dynamo under its recompile limit
+    block_mask = None
+    if inputs["causal"]:
+        block_mask = create_block_mask(lambda b, h, q_idx, kv_idx: kv_idx <= q_idx + (t - n), 1, 1, n, t,
+                                       device=inputs["q"].device, BLOCK_SIZE=baselines.FLEX_BLOCK)
+    leaves = _one_head(inputs)
+    with torch.enable_grad():
+        out = baselines.compiled_flex_attention()(*leaves, block_mask=block_mask, scale=inputs["scale"])
+    return {"outputs": out, "leaves": tuple(leaves), "grads": (inputs["do"][None, None],)}
+
+
+def _attention_output(q, k, v, causal, scale):
+    return specs.masked_attention(q, k, v, causal, scale)[0]
+
+
+def _attention_arguments_17(inputs) -> tuple:
+    return tuple(inputs[name] for name in ("q", "k", "v", "causal", "scale"))
+
+
+def _attention_backward_size(n: int, d: int, causal: bool = False) -> Case:
+    return Case(f"{'causal, ' if causal else ''}N={n}, D={d}", dict(N=n, T=n, D=d, causal=causal, scale=d ** -0.5))
+
+
+ATTENTION_BACKWARD_BENCH = Bench(
+    sizes=(*(_attention_backward_size(n, d) for d in (64, 128) for n in (4096, 8192, 16384)),
+           *(_attention_backward_size(16384, d, causal=True) for d in (64, 128)),
+           _attention_backward_size(3001, 64)),  # no block divides 3001 (puzzle 12's ragged size)
+    # Tiles of the two walks: the sweep chose nothing yet (no GPU run of this puzzle so far)
+    sweep=(dict(BQ=64, BK=64), dict(BQ=128, BK=64), dict(BQ=64, BK=128), dict(BQ=32, BK=128), dict(BQ=128, BK=32),
+           dict(BQ=64, BK=64, num_stages=3), dict(BQ=64, BK=64, num_warps=8)),
+    # The backward is 2.5 times the forward's 4 N T D (FlashAttention-2's count: five N x T x D products, not the
+    # seven a recomputing kernel runs), half of it under the causal mask. N = T = 16384, D = 64: 1.76e11 FLOP, a
+    # floor of 222 µs at the H200's 790 TFLOP/s (ANCHORS.md measured FlashAttention-2's backward there at 612 µs,
+    # cuDNN's at 380, FlexAttention's at 538; torch 2.11, 2026-12-01). Bytes are far below: 6 N D 16-bit inputs,
+    # 3 N D float32 outputs (25 MB, 6 µs at 4.27 TB/s).
+    flops=lambda d: 10 * d["N"] * d["T"] * d["D"] // (2 if d["causal"] else 1),
+    close=HALF_CLOSE, eager_spec=False, compile_spec=False,
+    variants={"attention_backward_atomics": lambda d: True},
+    baselines={
+        "eager autograd of the spec": autograd_peer(_attention_output, _attention_arguments_17, (0, 1, 2), ("do",)),
+        "SDPA backward, flash (FlashAttention-2)": sdpa_backward("FLASH_ATTENTION"),
+        "SDPA backward, cuDNN": sdpa_backward("CUDNN_ATTENTION"),
+        "FlexAttention backward": Baseline(_flex_backward_causal, _heads_backward, compile=False, compiles=True),
+        "torch.compile, the spec's backward": autograd_peer(_attention_output, _attention_arguments_17, (0, 1, 2),
+                                                            ("do",), compiled=True),
+    })
+
+def _flex_backward_bsb(inputs):
+    """Compiled FlexAttention's forward with the dense adjacency mask_mod of puzzle 13's peer, untimed; its backward
+    is what is timed. Not run where N^2 passes int32 (baselines.flex_from_bsb says why)."""
+    prepared = baselines.flex_from_bsb(inputs)
+    leaves = _one_head(inputs)
+    with torch.enable_grad():
+        out = baselines.compiled_flex_attention()(*leaves, block_mask=prepared["block_mask"])
+    return {"outputs": out, "leaves": tuple(leaves), "grads": (inputs["do"][None, None],),
+            "block_mask": prepared["block_mask"], "q": prepared["q"]}
+
+
+def _flex_heads_backward(outputs, leaves, grads, block_mask, q):
+    """_heads_backward; the block mask and q are kept for the note on blocks computed (baselines.flex_blocks_note)."""
+    return _heads_backward(outputs, leaves, grads)
+
+
+def _edges_arguments(inputs) -> tuple:
+    kept = bsb_edges_kept(inputs)
+    return tuple(kept[name] for name in ("q", "k", "v", "rows", "cols"))
+
+
+# Floors of puzzle 18, random graph, N = 16384, 32 neighbours, D = 64 (about 32 TCBs per window in each BSB, 32,768
+# TCBs each): bytes, every input read once and every output written once (five N x D 16-bit tensors, lse, the two
+# BSBs' 16 x 16 int32 arrays, three N x D float32 outputs): about 32 MB, 7.5 µs at 4.27 TB/s (the default floor, from
+# the spec's inputs); FLOPs on tensor cores, 7 products of 16 x 16 x D per TCB (3 in the dq pass, 4 in the dk/dv
+# pass): 7.5 GFLOP, 9.5 µs at 790 TFLOP/s. Neither is the limit in practice: the gathers' latency is, as in puzzle 13.
+SPARSE_ATTENTION_BACKWARD_BENCH = Bench(
+    # random and banded, named with their N (bench --sizes picks a size by its name)
+    sizes=tuple(dataclasses.replace(size, name=f"{size.name}, N={n}") for n in (16384, 65536)
+                for size in _sparse_bench_sizes(n)[:2]),
+    close=HALF_CLOSE, size_note=_bsb_note, cuda_graph=True, eager_spec=False, compile_spec=False,
+    baselines={
+        "eager autograd of the unfused layer (edges kept)": autograd_peer(unfused_attention, _edges_arguments,
+                                                                         (0, 1, 2), ("do",)),
+        "torch.compile, the unfused layer's backward (edges kept)": autograd_peer(
+            unfused_attention, _edges_arguments, (0, 1, 2), ("do",), compiled=True),
+        "FlexAttention backward (dense adjacency mask_mod)": Baseline(
+            _flex_backward_bsb, _flex_heads_backward, compile=False, compiles=True, note=baselines.flex_blocks_note),
+    })
+
 # -- every puzzle's, by slug -----------------------------------------------------------------------------
 
 # The PyG peers are timed eager only: compiled, they would be the same gathers and scatters as the compiled
@@ -378,4 +500,6 @@ BENCHES: dict[str, Bench] = {
     "softmax_backward": SOFTMAX_BACKWARD_BENCH,
     "cross_entropy_backward": CROSS_ENTROPY_BACKWARD_BENCH,
     "graph_attention_backward": GRAPH_ATTENTION_BACKWARD_BENCH,
+    "attention_backward": ATTENTION_BACKWARD_BENCH,
+    "sparse_attention_backward": SPARSE_ATTENTION_BACKWARD_BENCH,
 }

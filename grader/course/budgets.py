@@ -138,9 +138,10 @@ class Loads:
     args: tuple[str, ...]
     limit: str
     lesson: str = ""
+    says: str = ""  # the formula in words, where it names a case's own count (puzzle 17's rows per walk)
 
     def describe(self) -> str:
-        return f"{' + '.join(self.args)} loads at most {self.limit}"
+        return f"{' + '.join(self.args)} loads at most {self.says or self.limit}"
 
     def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
         named = [r for r in (_region(recorder, a) for a in self.args) if r is not None]
@@ -155,8 +156,30 @@ class Loads:
             return None
         others = [r for r in counted if r.loads and r not in named]
         also = f" (counting {_not_inputs(others)} too)" if others else ""
-        return (f"over budget: {loaded} elements of {', '.join(self.args)} loaded{also}, the budget is {self.limit} = "
-                f"{limit}. {self.lesson}").rstrip()
+        return (f"over budget: {loaded} elements of {', '.join(self.args)} loaded{also}, the budget is "
+                f"{self.says or self.limit} = {limit}. {self.lesson}").rstrip()
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Elements stored into tensors that are neither inputs nor `outputs` (what one kernel leaves for the next),
+    at most `limit`, a formula in the case's sizes: an N x T matrix of probabilities in memory shows here."""
+    outputs: tuple[str, ...]
+    limit: str
+    lesson: str = ""
+
+    def describe(self) -> str:
+        return f"at most {self.limit} elements written besides {', '.join(self.outputs)}"
+
+    def check(self, recorder, numel: Mapping[str, int], dims: Mapping[str, int]) -> str | None:
+        scratch = [r for r in recorder.regions if not r.given and r.label not in self.outputs and r.stores]
+        stored = sum(r.stores for r in scratch)
+        limit = evaluate_formula(self.limit, dims)
+        if stored <= limit:
+            return None
+        where = "; ".join(f"the tensor passed as {', '.join(r.params) or r.label} ({r.stores} stores)" for r in scratch)
+        return (f"over budget: {stored} elements stored besides {', '.join(self.outputs)} ({where}), the budget is "
+                f"{self.limit} = {limit}. {self.lesson}").rstrip()
 
 
 @dataclass(frozen=True)

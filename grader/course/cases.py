@@ -68,7 +68,7 @@ def rows(make_row: Callable[[int, int, torch.Generator], torch.Tensor], doc: str
 @dataclass(frozen=True)
 class Case:
     name: str
-    dims: Mapping[str, int]
+    dims: Mapping[str, int]  # sizes; and any plain number a spec takes (puzzle 17's causal flag and scale)
     blocks: Mapping[str, int] = field(default_factory=dict)
     fill: Fill = normal()
     about: str = ""  # what the case is for, shown when it fails
@@ -76,6 +76,9 @@ class Case:
     # and spec arguments named like graph arrays (dst, col_ptr, edge_id, ...) come from it.
     graph: Callable[[torch.Generator], Graph] | None = None
     half: torch.dtype | None = None  # make the spec's float16 inputs in this dtype instead (torch.bfloat16)
+    # Natively, run the launcher twice on the same inputs: the two results must be the same bits. (The interpreter
+    # runs one program after another, so only a GPU can show an order-dependent sum, such as atomics make.)
+    repeat: bool = False
 
 
 def evaluate_formula(formula: str, dims: Mapping[str, int]):
@@ -88,7 +91,7 @@ def evaluate_formula(formula: str, dims: Mapping[str, int]):
 class Arg:
     """One argument of a spec, read from its annotation."""
     name: str
-    dtype: torch.dtype | None  # None for plain Python ints
+    dtype: torch.dtype | None  # None for a plain Python number (int, float or bool): the case's dims hold it
     dims: tuple[str, ...]
 
     def shape(self, dims: Mapping[str, int]) -> tuple[int, ...]:
@@ -97,7 +100,7 @@ class Arg:
 
 
 def _arg_from_annotation(name: str, annotation) -> Arg:
-    if annotation is int:
+    if annotation in (int, float, bool):  # a size, a scale, a flag: taken from the case's dims as it is
         return Arg(name, None, ())
     dim_str = getattr(annotation, "dim_str", None)
     dtypes = getattr(annotation, "dtypes", None)

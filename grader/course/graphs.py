@@ -17,7 +17,9 @@ Within a node, slots keep increasing edge id. All index arrays are int32. Genera
 `torch.Generator`, so a seed fixes the graph.
 
 For chapter 4, `to_bsb` turns a CSR into the block-sparse BSB format: 16-row windows whose distinct
-neighbour columns are packed into 16-column tensor-core blocks (TCBs) with a bitmap per row.
+neighbour columns are packed into 16-column tensor-core blocks (TCBs) with a bitmap per row. For chapter 5,
+`transpose_bsb` gives the BSB of the transposed pattern (key windows whose TCBs list the queries that attend
+to them), which a backward pass walks to sum over the queries of each key.
 """
 
 from __future__ import annotations
@@ -143,6 +145,11 @@ class Graph:
         """The BSB of the incoming CSR: row i (a query) attends to the sources of its edges."""
         return to_bsb(*self.incoming)
 
+    @cached_property
+    def key_bsb(self) -> BSB:
+        """The BSB of the transposed pattern: row j (a key) lists the queries that attend to it."""
+        return transpose_bsb(*self.bsb[:3], self.num_nodes)
+
     def __repr__(self) -> str:
         return f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges})"
 
@@ -152,7 +159,8 @@ class GraphArrays(Mapping):
 
     row_ptr/col_idx here list each node's *incoming* neighbours (the CSR of the reversed graph),
     which is what an aggregation into the node reads; with edge ids in slot order. The BSB arrays
-    (window_ptr, tcb_col, tcb_mask, window_order) come from that CSR: row i attends to its sources.
+    (window_ptr, tcb_col, tcb_mask, window_order) come from that CSR: row i attends to its sources; the
+    key_* arrays (KEY_BSB_NAMES) are the BSB of the transposed pattern (``Graph.key_bsb``).
     out_ptr/out_dst/out_edge_id list each node's *outgoing* edges (``Graph.by_source``).
     """
 
@@ -164,6 +172,7 @@ class GraphArrays(Mapping):
             "edge_id": lambda: graph.csc.edge_id, "row_ptr": lambda: graph.incoming.row_ptr,
             "col_idx": lambda: graph.incoming.col_idx,
             **{name: (lambda name=name: getattr(graph.bsb, name)) for name in BSB._fields},
+            **{KEY_BSB_NAMES[name]: (lambda name=name: getattr(graph.key_bsb, name)) for name in BSB._fields},
             **{name: (lambda name=name: getattr(graph.by_source, name)) for name in BySource._fields},
         }
 
@@ -400,6 +409,28 @@ def to_bsb(row_ptr, col_idx) -> BSB:
     tcb_mask.index_put_((slot_tcb[slot_of_pair], rows % WINDOW), bits, accumulate=True)  # distinct bits: sum = or
     order = torch.argsort(-tcbs, stable=True)
     return BSB(window_ptr.to(torch.int32), tcb_col.to(torch.int32), tcb_mask.to(torch.int32), order.to(torch.int32))
+
+
+# The transposed BSB's arrays under the names puzzle 18 gives them: its TCB slots hold query ids.
+KEY_BSB_NAMES = {"window_ptr": "key_window_ptr", "tcb_col": "key_tcb_query", "tcb_mask": "key_tcb_mask",
+                 "window_order": "key_window_order"}
+
+
+def transpose_bsb(window_ptr, tcb_col, tcb_mask, num_rows: int) -> BSB:
+    """The BSB of the transposed pattern of a BSB over num_rows rows: row j (a key) holds column i (a query)
+    wherever the given BSB has row i attending to column j. So window w of the result holds keys 16w .. 16w+15,
+    its TCBs list the queries that attend to them, 16 to a TCB, ascending, and bit c of tcb_mask[t, r] is set
+    when key 16w + r is attended by the query in slot c. It is ``to_bsb`` of the transposed CSR."""
+    if isinstance(num_rows, bool) or not isinstance(num_rows, int) or num_rows < 0:
+        raise GraphError(f"num_rows must be a non-negative int, not {num_rows!r}")
+    if -(-num_rows // WINDOW) != window_ptr.numel() - 1:
+        raise GraphError(f"window_ptr has {window_ptr.numel() - 1} windows; {num_rows} rows make "
+                         f"{-(-num_rows // WINDOW)}")
+    rows, cols = bsb_edges(window_ptr, tcb_col, tcb_mask)
+    if cols.numel() and int(cols.max()) >= num_rows:
+        raise GraphError(f"tcb_col names column {int(cols.max())}, out of range 0..{num_rows - 1}")
+    order = torch.argsort(cols * max(num_rows, 1) + rows)  # by key, then query
+    return to_bsb(pointer(cols, num_rows), rows[order].to(torch.int32))
 
 
 def bsb_edges(window_ptr, tcb_col, tcb_mask) -> tuple[torch.Tensor, torch.Tensor]:

@@ -10,10 +10,13 @@ PyTorch a practitioner would write (``grader/bench/settings.py``).
 - ``one_pass_softmax`` (5), ``scalar_attention`` (6), ``tiled_attention`` (12), ``window_attention`` (13):
   its loops, as each puzzle runs it.
 - ``coo_scatter`` (7, 8) and ``coo_attention`` (10) over COO edges, ``edge_ends`` decoding them from CSC.
+- ``softmax_backward`` (14), ``cross_entropy_backward`` (15), ``attention_backward`` (16), ``flash_backward`` (17)
+  and ``bsb_backward`` (18): the backward passes in closed form, from the saved tensors as a kernel is given them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -307,3 +310,92 @@ def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True
     dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * q[t.dst]) * scale
     dv = torch.zeros_like(q).index_add_(0, t.src, t.p[..., None] * dh[t.dst])
     return dq, dk, dv, de
+
+
+# -- chapter 5, part 2: attention backward (puzzles 17 and 18) ----------------------------------------------
+
+class FlashTerms(NamedTuple):
+    """What puzzle 17's kernels compute per (query, key) pair, in float64 from the inputs as the grader saved them:
+    p = exp(s - lse) where the query sees the key (else 0), dp = dO V^T, and Δ = rowsum(dO * o)."""
+    seen: torch.Tensor  # [N, T] booleans
+    p: torch.Tensor
+    dp: torch.Tensor
+    delta: torch.Tensor  # [N]
+
+
+def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "natural") -> FlashTerms:
+    """Puzzle 17's per-pair terms; causal_mask "bottom right" (right: query i sees key j when j <= i + T - N),
+    "top left" (j <= i) or "none" (the flag ignored), used only when the case is causal; lse_units "natural"
+    (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is exp(s - lse ln 2))."""
+    q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
+    n, t = q.shape[0], k.shape[0]
+    if not inputs["causal"] or causal_mask == "none":
+        seen = torch.ones(n, t, dtype=torch.bool)
+    elif causal_mask == "top left":
+        seen = torch.arange(t)[None, :] <= torch.arange(n)[:, None]
+    else:
+        seen = specs.causal_visible(n, t)
+    shift = lse if lse_units == "natural" else lse * math.log(2)
+    exponent = torch.where(seen, q @ k.T * inputs["scale"] - shift[:, None], -torch.inf)
+    return FlashTerms(seen, torch.exp(exponent), do @ v.T, (do * o).sum(dim=1))
+
+
+def flash_backward(inputs, delta: bool = True, scaled: int = 1, causal_mask: str = "bottom right",
+                   lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Puzzle 17's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times scale**scaled
+    (0: the scale left out; 2: applied twice, say to q and again at the end); the causal mask aligned top left or
+    ignored; lse taken for log2 units (see flash_terms)."""
+    t = flash_terms(inputs, causal_mask, lse_units)
+    ds = t.p * (t.dp - (t.delta[:, None] if delta else 0.0))
+    scale = inputs["scale"] ** scaled
+    return ds @ inputs["k"] * scale, ds.T @ inputs["q"] * scale, t.p.T @ inputs["do"]
+
+
+class PairTerms(NamedTuple):
+    """What puzzle 18's kernels compute per (query, key) pair of a BSB, in float64 from the inputs as saved."""
+    rows: torch.Tensor  # the query of each pair
+    cols: torch.Tensor  # the key of each pair
+    p: torch.Tensor  # exp(s - lse[row])
+    dp: torch.Tensor  # dO[row] . v[col]
+    delta: torch.Tensor  # [N]: rowsum(dO * o)
+
+
+def _tcb_slots(window_ptr, tcb_col, num_rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every (row, slot column) of every TCB, bitmap or not, padding slots included (rows past num_rows left out):
+    what a kernel that ignores the bitmap sums over."""
+    window = graphs.slot_nodes(window_ptr)  # the window of each TCB
+    tcb, row, slot = torch.meshgrid(torch.arange(tcb_col.shape[0]), torch.arange(graphs.WINDOW),
+                                    torch.arange(graphs.TCB_COLS), indexing="ij")
+    rows = (window[tcb] * graphs.WINDOW + row).reshape(-1)
+    cols = tcb_col.long()[tcb, slot].reshape(-1)
+    return rows[rows < num_rows], cols[rows < num_rows]
+
+
+def pair_terms(inputs, pairs: str = "bitmap", lse_units: str = "natural") -> PairTerms:
+    """Puzzle 18's per-pair terms over the forward BSB's pairs: "bitmap" (right), or "every slot" of the forward
+    BSB's TCBs, or "every key slot" of the transposed BSB's TCBs (the bitmap ignored in one of the two kernels);
+    lse_units as in flash_terms."""
+    q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
+    if pairs == "bitmap":
+        rows, cols = graphs.bsb_edges(inputs["window_ptr"], inputs["tcb_col"], inputs["tcb_mask"])
+    elif pairs == "every slot":
+        rows, cols = _tcb_slots(inputs["window_ptr"], inputs["tcb_col"], q.shape[0])
+    else:
+        cols, rows = _tcb_slots(inputs["key_window_ptr"], inputs["key_tcb_query"], q.shape[0])
+    shift = lse if lse_units == "natural" else lse * math.log(2)
+    p = torch.exp((q[rows] * k[cols]).sum(-1) / q.shape[-1] ** 0.5 - shift[rows])
+    return PairTerms(rows, cols, p, (do[rows] * v[cols]).sum(-1), (do * o).sum(dim=1))
+
+
+def bsb_backward(inputs, delta: bool = True, scaled: int = 1, pairs: str = "bitmap",
+                 lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Puzzle 18's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times
+    (1 / sqrt(D))**scaled; the bitmap ignored (pair_terms' pairs); lse taken for log2 units."""
+    t = pair_terms(inputs, pairs, lse_units)
+    q, k, do = inputs["q"], inputs["k"], inputs["do"]
+    ds = t.p * (t.dp - (t.delta[t.rows] if delta else 0.0))
+    scale = q.shape[-1] ** (-0.5 * scaled)
+    dq = torch.zeros_like(q).index_add_(0, t.rows, ds[:, None] * k[t.cols]) * scale
+    dk = torch.zeros_like(k).index_add_(0, t.cols, ds[:, None] * q[t.rows]) * scale
+    dv = torch.zeros_like(q).index_add_(0, t.cols, t.p[:, None] * do[t.rows])
+    return dq, dk, dv

@@ -71,6 +71,14 @@ class Puzzle:
     launcher_ops: tuple[str, ...] = ()
     # Whether the lesson is tensor descriptors, which use TMA on sm_90 and become ordinary loads below it.
     descriptors: bool = False
+    # Counts the budgets' formulas may name besides the case's sizes and blocks, computed from those at grading time
+    # (puzzle 17's rows per walk, which depend on the block sizes of the launch)
+    budget_sizes: Callable[[Mapping], Mapping] | None = None
+
+    def sizes_for_budgets(self, blocks: Mapping, dims: Mapping) -> dict:
+        """What a budget's formula may name: the case's sizes, its block sizes, and the puzzle's budget_sizes."""
+        sizes = {**blocks, **dims}
+        return {**sizes, **self.budget_sizes(sizes)} if self.budget_sizes is not None else sizes
 
     @property
     def tolerances(self) -> tuple[Tolerance, ...]:

@@ -183,3 +183,67 @@ def graph_attention_backward(
         leaves = [t.detach().requires_grad_() for t in (q, k, v, e)]
         outputs = graph_attention(*leaves, col_ptr, row_idx, edge_id)  # (h, e_out)
         return torch.autograd.grad(outputs, leaves, (dh, de_out))  # (dq, dk, dv, de)
+
+
+# -- chapter 5, part 2: attention backward (puzzles 17 and 18). Each forward also gives its log-sum-exp. ------
+
+def causal_visible(n: int, t: int, device=None) -> Tensor:
+    """[N, T] booleans: query i sees key j when j <= i + (T - N), the causal mask aligned to the last query and key
+    (FlashAttention-2's since v2.1; the same as PyTorch's top-left mask when N = T). With N > T, the first N - T
+    queries see no key at all: their output is 0 and their log-sum-exp -inf."""
+    return torch.arange(t, device=device)[None, :] <= torch.arange(n, device=device)[:, None] + (t - n)
+
+
+def masked_softmax(scores: Tensor) -> tuple[Tensor, Tensor]:
+    """Each row's softmax and log-sum-exp over its finite scores; a row of -inf alone gives 0 and -inf, not NaN."""
+    row_max = scores.amax(dim=1, keepdim=True).detach()  # the softmax does not change with it: no gradient needed
+    base = torch.where(torch.isfinite(row_max), row_max, 0)
+    weights = torch.exp(scores - base)
+    total = weights.sum(dim=1, keepdim=True)
+    return weights / torch.where(total > 0, total, 1), (torch.log(total) + base).squeeze(1)
+
+
+def masked_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float) -> tuple[Tensor, Tensor]:
+    """Puzzle 12's attention with any scale and an optional causal mask: (o, lse), lse = log sum_j exp(s_ij)."""
+    scores = wide(q) @ wide(k).T * scale
+    if causal:
+        scores = scores.masked_fill(~causal_visible(q.shape[0], k.shape[0], q.device), -torch.inf)
+    weights, lse = masked_softmax(scores)
+    return weights @ wide(v), lse
+
+
+@saves(o=lambda q, k, v, causal, scale: masked_attention(q, k, v, causal, scale)[0],
+       lse=lambda q, k, v, causal, scale: masked_attention(q, k, v, causal, scale)[1])
+def attention_backward(
+    q: Float16[Tensor, "N D"], k: Float16[Tensor, "T D"], v: Float16[Tensor, "T D"], o: Float16[Tensor, "N D"],
+    lse: Float32[Tensor, "N"], do: Float16[Tensor, "N D"], causal: bool, scale: float,
+) -> tuple[Float32[Tensor, "N D"], Float32[Tensor, "T D"], Float32[Tensor, "T D"]]:
+    with torch.enable_grad():
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        return torch.autograd.grad(masked_attention(*leaves, causal, scale)[0], leaves, do)  # (dq, dk, dv)
+
+
+def sparse_attention_lse(q, k, window_ptr, tcb_col, tcb_mask) -> Tensor:
+    """Puzzle 13's log-sum-exp per row, log sum_{j in A_i} exp(s_ij), which its forward saves; -inf for a row with
+    no neighbour."""
+    rows, cols = bsb_edges(window_ptr, tcb_col, tcb_mask)
+    scores = (wide(q)[rows] * wide(k)[cols]).sum(-1) / q.shape[-1] ** 0.5
+    row_max = scores.new_full(q.shape[:1], -torch.inf).scatter_reduce(0, rows, scores, "amax")
+    base = torch.where(torch.isfinite(row_max), row_max, 0)
+    total = torch.zeros_like(row_max).index_add_(0, rows, torch.exp(scores - base[rows]))
+    return torch.log(total) + base
+
+
+@saves(o=sparse_attention, lse=sparse_attention_lse)
+def sparse_attention_backward(
+    q: Float16[Tensor, "N D"], k: Float16[Tensor, "N D"], v: Float16[Tensor, "N D"], o: Float16[Tensor, "N D"],
+    lse: Float32[Tensor, "N"], do: Float16[Tensor, "N D"],
+    window_ptr: Int32[Tensor, "R+1"], tcb_col: Int32[Tensor, "num_tcb 16"], tcb_mask: Int32[Tensor, "num_tcb 16"],
+    window_order: Int32[Tensor, "R"], key_window_ptr: Int32[Tensor, "R+1"],
+    key_tcb_query: Int32[Tensor, "num_key_tcb 16"], key_tcb_mask: Int32[Tensor, "num_key_tcb 16"],
+    key_window_order: Int32[Tensor, "R"],
+) -> tuple[Float32[Tensor, "N D"], Float32[Tensor, "N D"], Float32[Tensor, "N D"]]:
+    with torch.enable_grad():  # the key_* arrays (the transposed BSB) are the kernel's; the math needs only these
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        out = sparse_attention(*leaves, window_ptr, tcb_col, tcb_mask, window_order)
+        return torch.autograd.grad(out, leaves, do)  # (dq, dk, dv)

@@ -552,7 +552,9 @@ def _title(puzzle, index: int, seed: int) -> str:
         dims = make_inputs(puzzle.spec, case, seed)[1]
     except Exception:  # noqa: BLE001 -- a title never fails a map; the case's own sizes still say a lot
         dims = case.dims
-    sizes = ", ".join(f"{k}={v}" for k, v in {**dims, **case.blocks}.items())
+    from grader.show.report import sizes_text
+
+    sizes = sizes_text({**dims, **case.blocks})
     where = f" ({sizes})" if sizes else ""
     return f"puzzle {puzzle.number} ({puzzle.slug}), case {index + 1} \"{case.name}\"{where}, seed {seed}"
 

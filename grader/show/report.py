@@ -43,8 +43,13 @@ def accesses_line(case: CaseResult, per: Mapping[str, str] | None = None) -> str
     return ", ".join(parts)
 
 
+def sizes_text(dims: Mapping) -> str:
+    """A case's sizes as "N=100, T=130, scale=0.1768": a float to four digits."""
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in dims.items())
+
+
 def _where(case: CaseResult) -> str:
-    shape = ", ".join(f"{k}={v}" for k, v in case.dims.items())
+    shape = sizes_text(case.dims)
     blocks = ", ".join(f"{k}={v}" for k, v in case.blocks.items())
     return f"{shape}; {blocks}" if blocks else shape
 

@@ -381,8 +381,8 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
             recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
             if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
-                recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel,
-                                                                    {**case.blocks, **dims})
+                sizes = puzzle.sizes_for_budgets(case.blocks, dims)
+                recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)
         allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
         try:
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
@@ -390,6 +390,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             # calls, never the copies that place a tensor between its zones.
             with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard:
                 out = launcher(*args, **case.blocks)
+                again = launcher(*args, **case.blocks) if case.repeat and device != "cpu" else None
                 if device != "cpu":
                     torch.cuda.synchronize()
         except launcher_guard.Refused as exc:
@@ -461,6 +462,8 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                     part.label = name
             written.append(torch.from_numpy(flags))
     accesses = _accesses(recorder) if recorder is not None else []
+    if deferred is None and again is not None:
+        deferred = _differs_from_the_first_run(puzzle, outs, as_list(again))
     if deferred is None and recorder is not None and recorder.race is not None:
         # before the values: a lost update looks like a typo
         deferred = transfer.Outcome("race", recorder.race.message(), accesses=accesses)
@@ -473,7 +476,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         if problem:
             late = transfer.Outcome("budget", problem, accesses=accesses)
         for budget in () if late else puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
-            problem = budget.check(recorder, numel, {**case.blocks, **dims})  # formulas may name block sizes
+            problem = budget.check(recorder, numel, puzzle.sizes_for_budgets(case.blocks, dims))  # and block sizes
             if problem:
                 late = transfer.Outcome("budget", problem, accesses=accesses)
                 break
@@ -483,6 +486,25 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         late=late, inputs_after={name: transfer.digest(value) for name, value in on_device.items()
                                  if isinstance(value, torch.Tensor)},
         **_record(recorder, puzzle), seconds=time.perf_counter() - started)
+
+
+def _differs_from_the_first_run(puzzle: Puzzle, first: list, second: list) -> transfer.Outcome | None:
+    """A case run twice natively (``Case.repeat``): the first output whose bits differ between the runs, as a
+    failing outcome; None when every output is the same bits (the judge checks their count and shapes)."""
+    for name, one, two in zip(puzzle.outputs, first, second):
+        if not (isinstance(one, torch.Tensor) and isinstance(two, torch.Tensor) and one.shape == two.shape):
+            return None
+        bytes_one = one.detach().cpu().contiguous().view(torch.uint8).reshape(one.numel(), -1)
+        bytes_two = two.detach().cpu().contiguous().view(torch.uint8).reshape(two.numel(), -1)
+        changed = int((bytes_one != bytes_two).any(dim=1).sum()) if one.numel() else 0
+        if changed:
+            return transfer.Outcome(
+                "nondeterministic", f"{name} differs between two runs on the same inputs ({changed} of "
+                                    f"{one.numel()} elements): the same inputs must give the same bits",
+                hint="an order the GPU picks decides a sum: atomics adding into one element from many programs "
+                     "(float addition is not associative). Give each output element one program that sums its "
+                     "terms in a fixed order")
+    return None
 
 
 def _record(recorder, puzzle: Puzzle) -> dict:

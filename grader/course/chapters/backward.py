@@ -1,5 +1,5 @@
-"""Chapter 5, training: backward passes (notebooks/05_backward.ipynb): puzzles 14-16, softmax_backward,
-cross_entropy_backward and graph_attention_backward.
+"""Chapter 5, training: backward passes (notebooks/05_backward.ipynb): puzzles 14-18, softmax_backward,
+cross_entropy_backward, graph_attention_backward, attention_backward and sparse_attention_backward.
 
 How the one case generator and the one checker grade a gradient, with no machinery of their own:
 - A backward spec (``grader.course.specs``) is float64 autograd of its forward spec: the reference is the
@@ -17,15 +17,25 @@ How the one case generator and the one checker grade a gradient, with no machine
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 
 from grader.course import graphs, specs
-from grader.course.budgets import Loads, NoAtomics, Reads, Writes
-from grader.course.cases import Case, Fill, normal, per_input, rows
+from grader.course.budgets import Dots, Loads, NoAtomics, Reads, Scratch, Writes
+from grader.course.cases import Case, Fill, normal, odd_rows_negated, per_input, rows, uniform
+from grader.course.chapters import tensor_cores
 from grader.course.chapters.sparse_graphs import _ragged_programs
-from grader.course.mistakes import attention_backward, attention_terms, matches
+from grader.course.mistakes import (
+    attention_backward,
+    attention_terms,
+    bsb_backward,
+    flash_backward,
+    flash_terms,
+    matches,
+    near,
+    pair_terms,
+)
 from grader.course.mistakes import cross_entropy_backward as cross_entropy_mistake
 from grader.course.mistakes import softmax_backward as softmax_backward_mistake
 from grader.course.puzzle import Hint, Puzzle, Tolerance
@@ -407,4 +417,311 @@ GRAPH_ATTENTION_BACKWARD = Puzzle(
              Loads(("v",), "(2*E + N)*H*D + 2*E*H", lesson=f"Read v at most {_PASSES}{_SCALARS}."),
              *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv", "de"))))
 
-PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD)
+# -- puzzle 17: attention_backward -------------------------------------------------------------------------------
+
+
+def walks(sizes: Mapping) -> dict[str, int]:
+    """What the two walks of puzzle 17 visit at a case's sizes and block sizes, for its budgets (query i sees key j
+    when j <= i + T - N, if causal): key_walk_rows, the query rows all key-block programs load (each starts at the
+    first whole query block that sees one of its keys); query_walk_rows, the key rows all query-block programs
+    load (each stops after the last key block its last query sees); dot_floor, the tl.dot work of four products
+    per (query row, key block) of the key walk and three per (key row, query block) of the query walk (a
+    program's own block counts whole, the rows it loops over exactly, as in puzzle 12's budget)."""
+    n, t, d, bq, bk, causal = (sizes[name] for name in ("N", "T", "D", "BQ", "BK", "causal"))
+    shift = t - n if causal else t  # without the mask, every query sees every key
+    key_rows = [n - min(max(first - shift, 0) // bq * bq, n) if causal else n for first in range(0, t, bk)]
+    query_ends = [min(t, max(first + bq + shift, 0)) if causal else t for first in range(0, n, bq)]
+    query_rows = [min(t, -(-end // bk) * bk) for end in query_ends]
+    return dict(key_walk_rows=sum(key_rows), query_walk_rows=sum(query_rows),
+                dot_floor=d * (4 * bk * sum(key_rows) + 3 * bq * sum(query_rows)))
+
+
+def _attention_case(name: str, n: int, t: int, d: int, bq: int, bk: int, causal: bool = False,
+                    scale: float | None = None, about: str = "", fill: Fill | None = None, half=None,
+                    repeat: bool = False) -> Case:
+    """A case of puzzle 17: N queries, T keys of D features, blocks BQ and BK; scale 1 / sqrt(D) unless given;
+    values standard normal unless filled otherwise."""
+    dims = dict(N=n, T=t, D=d, causal=causal, scale=d ** -0.5 if scale is None else scale)
+    return Case(name, dims, dict(BQ=bq, BK=bk), fill=fill or normal(), about=about, half=half, repeat=repeat)
+
+
+ATTENTION_BACKWARD_CASES = (
+    _attention_case("spec", 100, 130, 32, 32, 32, about="neither N nor T a multiple of a block"),
+    _attention_case("whole blocks", 64, 96, 32, 32, 32,
+                    about="N and T multiples of both blocks: every tile is whole, so all seven products per tile pair "
+                          "must be tl.dot calls to reach the budget's work"),
+    _attention_case("one key block", 64, 20, 32, 16, 32, about="T < BK: one key-block program walks every query"),
+    _attention_case("many key blocks", 40, 1001, 16, 16, 64, about="16 key blocks, the last partial"),
+    _attention_case("N = 3001", 3001, 45, 16, 128, 32,
+                    about="3001 queries (no block divides it) against 45 keys (the interpreter is slow at N x T; the "
+                          "benchmark runs N = T = 3001)"),
+    _attention_case("scale 0.3", 50, 70, 64, 16, 32, scale=0.3, about="a scale other than 1 / sqrt(D): use the "
+                                                                       "argument, in s and in dq and dk"),
+    _attention_case("dO x 100", 40, 90, 128, 16, 32, fill=per_input(do=normal(100.0)),
+                    about="gradients in the thousands: sums in float32, ds below float16's 65504 before its cast"),
+    _attention_case("dO x 1e-3", 40, 90, 64, 16, 32, fill=per_input(do=normal(1e-3)),
+                    about="ds as small as 1e-8, below float16's normal range (6e-5): float16 keeps fewer digits "
+                          "there, which the tolerance allows; nothing may be flushed to 0 on purpose"),
+    _attention_case("large scores", 40, 150, 32, 16, 32, fill=normal(8.0),
+                    about="scores in the hundreds: p = exp(s - lse) from the saved lse, never exp(s) alone"),
+    _attention_case("scores far below 0, keys padded", 40, 100, 32, 16, 32,
+                    fill=per_input(q=odd_rows_negated(uniform(0.5, 1.5)), k=uniform(-40.0, -30.0)),
+                    about="the even rows score about -200 on every key, so their lse is about -200, and T is not a "
+                          "multiple of BK: a padded key (score 0) would get p = exp(200), which overflows"),
+    _attention_case("causal, N = T", 100, 100, 32, 16, 32, causal=True,
+                    about="query i sees keys 0..i: blocks above the diagonal skipped, the diagonal ones masked"),
+    _attention_case("causal, more keys than queries", 40, 100, 32, 16, 32, causal=True,
+                    about="query i sees keys 0..i + 60: the mask is aligned to the last key, not the first"),
+    _attention_case("causal, more queries than keys", 90, 40, 32, 16, 16, causal=True,
+                    about="the mask ends at the last query and key: the first 50 queries see no key, their lse is "
+                          "-inf and their gradients 0, with no NaN (inf - inf)"),
+    _attention_case("D=128", 40, 90, 128, 16, 32, causal=True, about="D=128, causal"),
+    _attention_case("bfloat16", 70, 90, 64, 32, 32, half=torch.bfloat16,
+                    about="bfloat16 inputs: cast p and ds to the inputs' dtype for tl.dot"),
+    _attention_case("the same case twice", 100, 130, 32, 32, 32, causal=True, repeat=True,
+                    about="run twice on a GPU, the two results must be the same bits: no atomics"),
+)
+
+ATTENTION_BACKWARD_RTOL = 1e-2
+# Half the spacing of float16's subnormal numbers: rounding p or ds below float16's normal range (6.1e-5) to 16 bits
+# may move it by this much, whatever its size.
+HALF_SUBNORMAL = 2.0 ** -25
+
+
+def _attention_backward_bounds(inputs) -> dict[str, torch.Tensor]:
+    """Per output, the scale of an honest kernel's error: p and ds rounded to 16 bits before their tl.dot (2^-9 of
+    each in bfloat16, or HALF_SUBNORMAL below float16's normal range), and Δ from the 16-bit o the forward saved
+    (off by up to 2^-9 of sum_d |dO o|)."""
+    t = flash_terms(inputs)
+    q, k, do = inputs["q"], inputs["k"], inputs["do"]
+    floor = HALF_SUBNORMAL / ATTENTION_BACKWARD_RTOL
+    ds = torch.where(t.seen, t.p * ((t.dp - t.delta[:, None]).abs() + (do * inputs["o"]).abs().sum(1)[:, None])
+                     + floor, 0.0)
+    p = torch.where(t.seen, t.p + floor, 0.0)
+    return {"dq": ds @ k.abs() * inputs["scale"], "dk": ds.T @ q.abs() * inputs["scale"], "dv": p.T @ do.abs()}
+
+
+def _attention_bound_of(output: str) -> Callable:
+    def scale(inputs, expected):
+        return _attention_backward_bounds(inputs)[output]
+    scale.__doc__ = f"The rounding bound of {output} (see _attention_backward_bounds)."
+    return scale
+
+
+def _flash_backward_with(**mistake) -> Callable:
+    """A hint's check: a gradient is puzzle 17's with this mistake (grader.course.mistakes.flash_backward), within
+    the 16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
+    def check(i, z, b):
+        bounds = _attention_backward_bounds(i)
+        wrong, right = flash_backward(i, **mistake), flash_backward(i)
+        return any(w.shape == z.shape and z.numel() and near(z, w, bounds[name]) and not near(r, w, bounds[name])
+                   for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    check.__doc__ = f"Check whether a gradient is the attention backward with {mistake}."
+    return check
+
+
+def _nan_where_no_key(i, z, b) -> bool:
+    """Check whether the gradient has NaN and some query sees no key (lse = -inf): exp(-inf - -inf)."""
+    return bool(z.isnan().any()) and bool(i["lse"].isneginf().any())
+
+
+def _padded_keys_overflow(i, z, b) -> bool:
+    """Check whether the gradient has NaN or inf where T is not a multiple of BK and some query's lse is far below 0:
+    a padded key's score 0 gives p = exp(-lse), which overflows float32."""
+    lse = i["lse"]
+    return bool((~z.isfinite()).any()) and i["k"].shape[0] % b["BK"] != 0 and bool((lse.isfinite() & (lse < -80)).any())
+
+
+ATTENTION_BACKWARD_HINTS = (
+    Hint("padded keys overflow", _padded_keys_overflow,
+         "NaN or inf: keys past T load as 0, so their score is 0 and p = exp(0 - lse), which overflows where lse is "
+         "far below 0 (here about -200). Give them p = 0: tl.where on the keys in range (keys < T)"),
+    Hint("NaN where a query sees no key", _nan_where_no_key,
+         "NaN: a query that sees no key has lse = -inf, and exp2(-inf - -inf) is NaN. Set p with tl.where(seen, "
+         "tl.exp2(s - lse * log2(e)), 0.0), so the masked pairs never reach the subtraction's result"),
+    Hint("Δ left out", _flash_backward_with(delta=False),
+         "ds misses Δ: ds = p * (dp - Δ[:, None]), with Δ_i = dO_i . o_i from the delta kernel (puzzle 14's Δ)"),
+    Hint("scale left out", _flash_backward_with(scaled=0),
+         "dq and dk lack the scale of s = scale * q . k: multiply them by `scale` when you store them"),
+    Hint("scale applied twice", _flash_backward_with(scaled=2),
+         "dq and dk carry the scale twice: it belongs once, in s (for p) and once in dq and dk, not also in q or k"),
+    Hint("lse in the wrong units", _flash_backward_with(lse_units="log2"),
+         "p is off by a factor per row: lse is a natural log. With exp2, multiply both the scores and lse by "
+         "log2(e): p = exp2(s * log2(e) - lse * log2(e))"),
+    Hint("causal mask aligned top left", _flash_backward_with(causal_mask="top left"),
+         "the causal mask is aligned to the first query and key; here it ends at the last ones: query i sees key j "
+         "when j <= i + (T - N)"),
+    Hint("causal mask ignored", _flash_backward_with(causal_mask="none"),
+         "with causal set, query i sees only keys j <= i + (T - N): mask p (and skip the blocks above the diagonal)"),
+)
+
+# Loads of tensors that are not inputs (Δ) count against every budget on floating-point inputs (grader.course.budgets).
+_ONCE_PER_KEY_WALK = "each query row once per key block's walk that needs it, and once in the other kernels, Δ too"
+_ONCE_PER_QUERY_WALK = "each key row once per query block's walk that needs it, and once in the key walk, Δ too"
+
+ATTENTION_BACKWARD = Puzzle(
+    17, "attention_backward", "FlashAttention backward on tensor cores", NOTEBOOK, specs.attention_backward,
+    ATTENTION_BACKWARD_CASES,
+    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _attention_bound_of(name),
+                    "the 16-bit rounding of p and ds before their tl.dot, through the products that follow")
+          for name in ("dq", "dk", "dv")),
+    hints=ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv"),
+    budgets=(NoAtomics(lesson="Each program owns the rows it writes: dk and dv in the key walk, dq in the query "
+                              "walk, so every sum runs in one order."),
+             Loads(("q",), "(key_walk_rows + N) * (D + 1)", says=_ONCE_PER_KEY_WALK,
+                   lesson="Read q once per key block's walk and once in the query walk (Δ counts with it); with "
+                          "causal, a key block's walk starts at the first query block that sees one of its keys."),
+             Loads(("do",), "(key_walk_rows + 2 * N) * D + key_walk_rows + N", says=_ONCE_PER_KEY_WALK,
+                   lesson="Read dO once per key block's walk, once in the query walk and once for Δ."),
+             Loads(("lse",), "2 * (key_walk_rows + N)", says=_ONCE_PER_KEY_WALK,
+                   lesson="Read lse once per key block's walk and once in the query walk (Δ counts with it)."),
+             *(Loads((name,), "(query_walk_rows + T) * D + key_walk_rows + N", says=_ONCE_PER_QUERY_WALK,
+                     lesson=f"Read {name} once per query block's walk and once in the key walk (Δ counts with it); "
+                            "with causal, a query block's walk stops after the last key block its queries see.")
+               for name in ("k", "v")),
+             Scratch(("dq", "dk", "dv"), "N",
+                     lesson="Only Δ (one float per query) goes from one kernel to the next: p and ds live in "
+                            "registers, one tile at a time, never as N x T matrices in memory."),
+             Dots("dot_floor", says="4 products per key-walk tile and 3 per query-walk tile",
+                  lesson="All seven products are tl.dot calls on 16-bit operands: s and dp in both walks, dv and dk "
+                         "in the key walk, dq in the query walk."),
+             *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))),
+    lesson_blocks=("BQ", "BK"), budget_sizes=walks)
+
+# -- puzzle 18: sparse_attention_backward ----------------------------------------------------------------------
+
+
+def _column_hub(gen):
+    """A random graph of 60 nodes plus an edge from node 5 into every node: every query attends to key 5, whose
+    window in the transposed BSB lists all 60 queries (four TCBs)."""
+    graph = graphs.random_graph(60, 3, gen)
+    everyone = torch.arange(60, dtype=torch.int32)
+    return graphs.from_coo(torch.cat([graph.src, torch.full((60,), 5, dtype=torch.int32)]),
+                           torch.cat([graph.dst, everyone]), 60)
+
+
+def _sparse_backward_case(name, build, about, dims=None, fill=None, half=None, repeat=False) -> Case:
+    return Case(name, dims or dict(D=32), fill=fill or normal(), about=about, graph=build, half=half, repeat=repeat)
+
+
+SPARSE_ATTENTION_BACKWARD_CASES = (
+    _sparse_backward_case("molecules", lambda g: graphs.molecules(2, g), "a batch of two small molecule-like graphs"),
+    _sparse_backward_case("non-edges score far higher", tensor_cores._same_parity, fill=tensor_cores._far_non_edges,
+                          about="each row's non-neighbours in the same TCB score ~140 above its neighbours: off the "
+                                "bitmap, p must be 0, in both kernels (exp(s - lse) there is huge)"),
+    _sparse_backward_case("rows with no neighbour", lambda g: graphs.with_isolated(graphs.molecules(1, g), 21),
+                          "21 nodes no edge reaches: their lse is -inf and dq is 0 (no NaN), and as keys nobody "
+                          "attends to, their dk and dv are 0, written; the last windows of both BSBs are empty"),
+    _sparse_backward_case("a window with one edge", tensor_cores._window_of_one_edge,
+                          "window 1 holds one edge, window 2 none, in the BSB and in its transpose"),
+    _sparse_backward_case("hub row", lambda g: graphs.with_hub(graphs.random_graph(60, 3, g), 0.6, g, hub=17),
+                          "query 17 attends to most keys: its window has many TCBs, and it sits in every key window"),
+    _sparse_backward_case("column hub", _column_hub,
+                          "every query attends to key 5: key 5's window in the transposed BSB has many TCBs"),
+    _sparse_backward_case("duplicate edges and self loops", lambda g: graphs.with_self_loops(graphs.with_duplicates(
+        graphs.molecules(2, g), 60, g), 20, g), "duplicate edges count once, in both BSBs"),
+    _sparse_backward_case("power law", lambda g: graphs.power_law(90, 500, g), "hubs and many rows of degree 0 or 1"),
+    _sparse_backward_case("large scores", lambda g: graphs.random_graph(50, 6, g), "scores of a few hundred: p from "
+                          "the saved lse, never exp(s) alone", fill=normal(4.0)),
+    _sparse_backward_case("random, D=16", lambda g: graphs.random_graph(50, 5, g), "D=16", dims=dict(D=16)),
+    _sparse_backward_case("banded, D=64", lambda g: graphs.banded(45, 8, g), "locality: few, full TCBs",
+                          dims=dict(D=64)),
+    _sparse_backward_case("given degrees, D=128", lambda g: graphs.with_degrees(torch.arange(33) % 7, g), "D=128",
+                          dims=dict(D=128)),
+    _sparse_backward_case("empty graph", lambda g: graphs.empty(20), "no edge at all: every gradient is 0, written"),
+    _sparse_backward_case("bfloat16", lambda g: graphs.molecules(1, g), "bfloat16 inputs", dims=dict(D=64),
+                          half=torch.bfloat16),
+    _sparse_backward_case("the same case twice", lambda g: graphs.power_law(90, 500, g), repeat=True,
+                          about="run twice on a GPU, the two results must be the same bits: no atomics"),
+)
+
+
+def _sparse_backward_bounds(inputs, pairs: str = "bitmap") -> dict[str, torch.Tensor]:
+    """Per output, the scale of an honest kernel's error, as puzzle 17's (_attention_backward_bounds), over the
+    pattern's pairs (or, for a hint, over the pairs a mistaken kernel sums: mistakes.pair_terms)."""
+    t = pair_terms(inputs, pairs)
+    q, k, do = inputs["q"], inputs["k"], inputs["do"]
+    floor = HALF_SUBNORMAL / ATTENTION_BACKWARD_RTOL
+    ds = t.p * ((t.dp - t.delta[t.rows]).abs() + (do * inputs["o"]).abs().sum(1)[t.rows]) + floor
+    scale = q.shape[-1] ** -0.5
+    return {"dq": torch.zeros_like(q).index_add_(0, t.rows, ds[:, None] * k[t.cols].abs()) * scale,
+            "dk": torch.zeros_like(k).index_add_(0, t.cols, ds[:, None] * q[t.rows].abs()) * scale,
+            "dv": torch.zeros_like(q).index_add_(0, t.cols, (t.p + floor)[:, None] * do[t.rows].abs())}
+
+
+def _sparse_bound_of(output: str) -> Callable:
+    def scale(inputs, expected):
+        return _sparse_backward_bounds(inputs)[output]
+    scale.__doc__ = f"The rounding bound of {output} (see _sparse_backward_bounds)."
+    return scale
+
+
+def _bsb_backward_with(**mistake) -> Callable:
+    """A hint's check: a gradient is puzzle 18's with this mistake (grader.course.mistakes.bsb_backward), within the
+    16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
+    def check(i, z, b):
+        bounds, rounding = _sparse_backward_bounds(i), _sparse_backward_bounds(i, mistake.get("pairs", "bitmap"))
+        wrong, right = bsb_backward(i, **mistake), bsb_backward(i)
+        return any(w.shape == z.shape and z.numel() and near(z, w, rounding[name]) and not near(r, w, bounds[name])
+                   for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    check.__doc__ = f"Check whether a gradient is the sparse attention backward with {mistake}."
+    return check
+
+
+def _nan_where_no_neighbour(i, z, b) -> bool:
+    """Check whether the gradient has NaN and some row has no neighbour (lse = -inf): exp(-inf - -inf)."""
+    return bool(z.isnan().any()) and bool(i["lse"].isneginf().any())
+
+
+SPARSE_ATTENTION_BACKWARD_HINTS = (
+    Hint("NaN where a row has no neighbour", _nan_where_no_neighbour,
+         "NaN: a row with no neighbour has lse = -inf, and exp2(s - lse) there is inf (and inf - inf NaN). Set p "
+         "with tl.where(edge, tl.exp2(s * log2(e) - lse * log2(e)), 0.0): the bitmap has no bit for such a row"),
+    Hint("bitmap ignored in the dq kernel", _bsb_backward_with(pairs="every slot"),
+         "dq counts pairs that are not edges: p must be 0 off the bitmap (and on padding slots) in the dq kernel: "
+         "edge[r, c] = (tcb_mask[t, r] >> c) & 1"),
+    Hint("bitmap ignored in the dk/dv kernel", _bsb_backward_with(pairs="every key slot"),
+         "dk or dv counts pairs that are not edges: in the dk/dv kernel too, p is 0 off the transposed bitmap: "
+         "edge[key r, slot c] = (key_tcb_mask[t, r] >> c) & 1"),
+    Hint("Δ left out", _bsb_backward_with(delta=False),
+         "ds misses Δ: ds = p * (dp - Δ), with Δ_i = dO_i . o_i for each query (gathered by query id in the dk/dv "
+         "kernel)"),
+    Hint("scale left out", _bsb_backward_with(scaled=0),
+         "dq and dk lack the 1 / sqrt(D) of s: multiply them by `scale` when you store them"),
+    Hint("scale applied twice", _bsb_backward_with(scaled=2),
+         "dq and dk carry 1 / sqrt(D) twice: once in s (for p), once in dq and dk"),
+    Hint("lse in the wrong units", _bsb_backward_with(lse_units="log2"),
+         "p is off by a factor per row: lse is a natural log. With exp2, multiply both the scores and lse by "
+         "log2(e)"),
+)
+
+_SPARSE_GATHERS = "16*num_key_tcb"  # rows a key window's TCB gathers, per TCB: q, dO, lse and Δ (counted with them)
+
+SPARSE_ATTENTION_BACKWARD = Puzzle(
+    18, "sparse_attention_backward", "Sparse attention backward, over the transposed BSB", NOTEBOOK,
+    specs.sparse_attention_backward, SPARSE_ATTENTION_BACKWARD_CASES,
+    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _sparse_bound_of(name),
+                    "the 16-bit rounding of p and ds before their tl.dot, over the pattern's pairs")
+          for name in ("dq", "dk", "dv")),
+    hints=SPARSE_ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv"),
+    budgets=(NoAtomics(lesson="Each program owns the rows it writes: dq in the query windows, dk and dv in the key "
+                              "windows of the transposed BSB."),
+             *(Loads((name,), f"(N + {_SPARSE_GATHERS}) * D + {_SPARSE_GATHERS}",
+                     lesson=f"Load {name} once per query window (the dq kernel) and gather its 16 rows once per TCB of "
+                            "the transposed BSB (the dk/dv kernel); Δ, gathered beside it, counts too.")
+               for name in ("q", "do")),
+             *(Loads((name,), f"(N + 16*num_tcb) * D + {_SPARSE_GATHERS}",
+                     lesson=f"Gather {name}'s 16 rows once per TCB of the BSB (the dq kernel) and load each key "
+                            "window's once (the dk/dv kernel); Δ counts too.")
+               for name in ("k", "v")),
+             Loads(("lse",), f"N + 2 * {_SPARSE_GATHERS}", lesson="Load lse once per query window and gather it "
+                                                                  "once per TCB of the transposed BSB (Δ too)."),
+             Scratch(("dq", "dk", "dv"), "N", lesson="Only Δ (one float per query) goes from the dq kernel to the "
+                                                     "dk/dv kernel."),
+             Dots("16*16*D*(3*num_tcb + 4*num_key_tcb)",
+                  lesson="Three products per TCB in the dq kernel (s, dp, dq) and four per TCB of the transposed BSB "
+                         "(s, dv, dp, dk), all tl.dot calls on 16-bit operands."),
+             *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))))
+
+PUZZLES = (SOFTMAX_BACKWARD, CROSS_ENTROPY_BACKWARD, GRAPH_ATTENTION_BACKWARD, ATTENTION_BACKWARD,
+           SPARSE_ATTENTION_BACKWARD)

@@ -226,7 +226,7 @@ FLASH_ATTENTION_HINTS = (
 )
 
 FLASH_ATTENTION = Puzzle(
-    6, "flash_attention", "Scalar FlashAttention: one pass over keys and values", NOTEBOOK, specs.flash_attention,
+    6, "flash_attention", "Scalar FlashAttention: keys and values in one pass", NOTEBOOK, specs.flash_attention,
     FLASH_ATTENTION_CASES,
     Tolerance(4e-6, _flash_attention_scale, "the float32 rounding bound of the softmax-weighted sum"),
     hints=FLASH_ATTENTION_HINTS,
