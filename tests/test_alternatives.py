@@ -20,6 +20,9 @@ from grader.worker import instrument, loader
 pytestmark = requires_interpreter
 
 ALTERNATIVES = sorted(p.name for p in (KERNELS / "right").glob("p*.py"))
+# Their launchers are part of their idea (a persistent grid of NUM_SMS programs; tiles smaller than the case's):
+# graded kernel-only under the puzzle's launcher here, with theirs in tests/test_traffic_rules.py
+OWN_IDEA_IN_THE_LAUNCHER = {"p05_persistent_num_sms.py", "p11_small_tiles.py"}
 OWN_LAUNCHERS = sorted(p.name for p in (KERNELS / "right_own_launcher").glob("p*.py"))
 
 
@@ -28,7 +31,8 @@ def test_alternative_strategy_passes(name):
     puzzle = registry.find(int(name[1:3]))
     result = grade_file(puzzle, KERNELS / "right" / name, seed=3)
     assert result.status == "passed", "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
-    assert result.trusted and not [n for n in result.notices if n.startswith(("not run", "your launcher"))], \
+    left_out = ("not run",) if name in OWN_IDEA_IN_THE_LAUNCHER else ("not run", "your launcher")
+    assert result.trusted and not [n for n in result.notices if n.startswith(left_out)], \
         result.notices  # the file is kernels only: nothing of it is left out
 
 

@@ -6,7 +6,7 @@ here, and a correct alternative that passes, in tests/kernels/right (tests/test_
 - Atomics read and write (right: puzzle 7's solution, atomics into its output).
 - tl.dot work must reach a store; the floor is computed from the blocks the dots used (right: p11_small_tiles).
 - Tile widths are read as blocks run, not from the kernel's parameters (right: p05_persistent_num_sms).
-- Each element is written by one program (right: p02_row_block_views, stores through views of the output).
+- Each element is written by one program (right_own_launcher: p02_row_block_views, stores through views of the output).
 """
 
 import pytest
@@ -44,14 +44,15 @@ def test_a_kernel_that_breaks_a_traffic_rule_is_rejected(puzzle, name, reason, c
 
 @pytest.mark.slow
 @pytest.mark.parametrize("puzzle, name", [
-    pytest.param(2, "p02_row_block_views.py", marks=pytest.mark.puzzle2, id="stores through views of the output"),
-    pytest.param(11, "p11_small_tiles.py", marks=pytest.mark.puzzle11, id="tiles smaller than the case's"),
-    pytest.param(5, "p05_persistent_num_sms.py", marks=pytest.mark.puzzle5, id="a persistent kernel's NUM_SMS"),
+    pytest.param(2, "right_own_launcher/p02_row_block_views.py", marks=pytest.mark.puzzle2,
+                 id="stores through views of the output"),
+    pytest.param(11, "right/p11_small_tiles.py", marks=pytest.mark.puzzle11, id="tiles smaller than the case's"),
+    pytest.param(5, "right/p05_persistent_num_sms.py", marks=pytest.mark.puzzle5, id="a persistent kernel's NUM_SMS"),
 ])
 def test_a_correct_alternative_passes_with_its_own_launcher(puzzle, name):
     """These alternatives differ from the puzzle in their launchers: graded with them (--own-launcher), as well as
-    under the puzzle's (tests/test_alternatives.py)."""
-    result = grade_file(puzzle, KERNELS / "right" / name, seed=3, own_launcher=True)
+    under the puzzle's where their launcher is not their idea (tests/test_alternatives.py)."""
+    result = grade_file(puzzle, KERNELS / name, seed=3, own_launcher=True)
     assert result.status == "passed", report(result)
 
 

@@ -1,6 +1,5 @@
 """Right: Δ kept per lane as a [B0, B1] tile through the first loop and reduced once after it; dx as y dy - y Δ."""
 
-import torch
 import triton
 import triton.language as tl
 
@@ -23,10 +22,3 @@ def softmax_backward_kernel(y_ptr, dy_ptr, dx_ptr, N0, T, B0: tl.constexpr, B1: 
         y = tl.load(y_ptr + row_start[:, None] + cols[None, :], mask=mask, other=0.0)
         dy = tl.load(dy_ptr + row_start[:, None] + cols[None, :], mask=mask, other=0.0)
         tl.store(dx_ptr + row_start[:, None] + cols[None, :], y * dy - y * delta, mask=mask)
-
-
-def softmax_backward(y: torch.Tensor, dy: torch.Tensor, B0: int = 1, B1: int = 8192) -> torch.Tensor:
-    n0, t = y.shape
-    dx = torch.empty_like(y)
-    softmax_backward_kernel[(triton.cdiv(n0, B0),)](y, dy, dx, n0, t, B0=B0, B1=B1)
-    return dx
