@@ -26,6 +26,6 @@ def test_a_block_pointer_matmul_passes():
 def test_a_block_pointer_matmul_is_pointed_to_tensor_descriptors():
     result = grade_file(11, BLOCK_POINTERS, seed=3)
     first = result.cases[0]
-    assert (result.status, first.reason) == ("failed", "error")
+    assert (result.status, first.reason) == ("failed", "gpu_compile")  # the compile before the interpreter runs it
     assert "Block pointers have been removed" in first.message
     assert "tl.make_tensor_descriptor" in first.message + (first.hint or "")

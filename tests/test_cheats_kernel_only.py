@@ -90,7 +90,13 @@ def test_the_cheat_as_it_is_is_refused_for_its_kernel_names(name):
 
 
 # The verdict each file with the puzzle's kernels earns on its kernels alone.
-KERNEL_VERDICTS = {"p01_prints_escapes.py": "failed"}  # its kernel adds x twice
+# Its kernel adds x twice; the others' kernels are cheats themselves, which the budget checks catch: a row read as
+# int64 pairs or through atomic_add(x, 0) is still a third pass over x (bytes counted); a whole row in one block is
+# a tile wider than every block the launcher gives; a tl.dot multiplied by zero or overwritten is dead work.
+KERNEL_VERDICTS = {"p01_prints_escapes.py": "failed", "p05_reads_pairs_as_int64.py": "failed",
+                   "p05_reads_through_atomic_add_zero.py": "failed", "p05_whole_row_in_a_helper.py": "failed",
+                   "p05_whole_row_local_constexpr.py": "failed", "p11_dot_overwritten.py": "failed",
+                   "p11_dot_times_zero.py": "failed"}
 
 
 @pytest.mark.parametrize("name", WITH_THE_KERNELS)

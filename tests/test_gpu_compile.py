@@ -131,7 +131,8 @@ def test_a_dot_whose_result_is_never_used_does_not_count():
     case = failed_case(result)
     assert case.reason == "budget", report(result)
     assert "tl.dot did 0% of the multiply-adds" in case.message, report(result)
-    assert "The tl.dot at p11_dead_dot.py:24 is not in the compiled kernel: its result is never used" in case.message
+    # the dead work is seen as the kernel runs (issue 18), before the compile check's "not in the compiled kernel"
+    assert "multiply-adds of tl.dot never reached a store" in case.message, case.message
 
 
 # -- the AST rule, on its own -------------------------------------------------------------------------

@@ -56,24 +56,29 @@ TORCH_COMPUTE = [
     Cheat("p17_host_delta.py", "`aten._to_copy`"),  # o.float(), on the way to the product
     Cheat("p18_host_delta.py", "`aten._to_copy`"),
 ]
+# A whole row in one block: the trace-time tile check (issue 18) stops it before the launcher guard looks, with the
+# block size the case asked for and the width the kernel made
 WIDE_BLOCKS = [
-    Cheat("p05_one_block_global.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
-                                     "WIDE=2048"),
-    Cheat("p05_one_block_per_row.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used B1=256"),
-    Cheat("p05_one_block_renamed.py", "this case asks for B1=32; your launch of whole_row_softmax_kernel used "
-                                      "BLOCK_T=256"),
-    Cheat("p06_one_block_of_keys.py", "this case asks for B1=32; your launch of all_keys_attention_kernel used "
-                                      "B1=256"),
-    Cheat("p14_one_block_per_row.py", "this case asks for B1=32; your launch of whole_row_softmax_backward_kernel "
-                                      "used B1=256"),
+    Cheat("p05_one_block_global.py", "this case asks for B1=32; your kernel made a block 2048 wide"),
+    Cheat("p05_one_block_per_row.py", "this case asks for B1=32; your kernel made a block 256 wide"),
+    Cheat("p05_one_block_renamed.py", "this case asks for B1=32; your kernel made a block 256 wide"),
+    Cheat("p06_one_block_of_keys.py", "this case asks for B1=32; your kernel made a block 256 wide"),
+    Cheat("p14_one_block_per_row.py", "this case asks for B1=32; your kernel made a block 256 wide"),
 ]
 
 
-@pytest.mark.parametrize("cheat", TORCH_COMPUTE + WIDE_BLOCKS, ids=lambda c: c.file)
+@pytest.mark.parametrize("cheat", TORCH_COMPUTE, ids=lambda c: c.file)
 def test_cheating_launcher_is_refused(cheat):
     case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
     assert case.reason == "launcher", f"{case.name}: {case.reason}: {case.message}"
     assert cheat.clue in case.message
+
+
+@pytest.mark.parametrize("cheat", WIDE_BLOCKS, ids=lambda c: c.file)
+def test_a_launcher_that_widens_the_blocks_is_refused(cheat):
+    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
+    assert case.reason == "budget", f"{case.name}: {case.reason}: {case.message}"
+    assert cheat.clue in case.message, case.message
 
 
 @pytest.mark.puzzle17

@@ -363,17 +363,23 @@ def _inside_triton_language(value) -> bool:
     return module.startswith(_MODULE_PREFIX)
 
 
-def _outside_triton(value) -> str | None:
+_INLINE_ASSEMBLY = ("inline_asm_elementwise",)
+_EXTERNAL = ("extern", "extern_elementwise", "dispatch")
+
+
+def _outside_triton(value, name: str = "") -> str | None:
     """Why a kernel may not use an object of triton.language, or None: inline assembly and external libraries
     leave Triton (and the interpreter cannot run them); target_info tells the GPU compile from the interpreter; the
     plain Python functions of triton.language are the compiler's helpers, run as Python when a kernel calls them
     (libdevice's stand-ins excepted: the compiler swaps them for the GPU's functions)."""
     import triton.language as tl
 
-    if value is getattr(tl, "inline_asm_elementwise", None) or \
+    # by name too: Triton's interpreter swaps some of triton.language's functions for stand-ins during a launch in
+    # this process (a notebook's, a test's), and the stand-in is not the function
+    if name in _INLINE_ASSEMBLY or value is getattr(tl, "inline_asm_elementwise", None) or \
             value is getattr(tl.core, "inline_asm_elementwise", None):
         return "inline assembly is not graded"
-    if any(value is getattr(tl.core, name, None) for name in ("extern", "extern_elementwise", "dispatch")):
+    if name in _EXTERNAL or any(value is getattr(tl.core, n, None) for n in _EXTERNAL):
         return "calls into an external library are not graded (tl.extra.libdevice's functions are)"
     module = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
     if isinstance(module, str) and module.startswith("triton.language.semantic"):
@@ -430,7 +436,7 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                     "a kernel reads its parameters, its locals, tl, other @triton.jit functions and literal "
                     "constants only")))
             elif isinstance(node.ctx, ast.Load) and node.id in aliases and node.id not in stored | params:
-                why = _outside_triton(_module_object(aliases[node.id]))
+                why = _outside_triton(_module_object(aliases[node.id]), aliases[node.id].rsplit(".", 1)[-1])
                 if why:
                     problems.append((node.lineno, f"{node.id}: {why}"))
         elif isinstance(node, ast.Attribute):
@@ -453,10 +459,12 @@ def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -
     resolved = _resolve_alias(dotted, aliases)
     if resolved is not None:
         value = _module_object(resolved)
+        why = _outside_triton(value, resolved.rsplit(".", 1)[-1]) if value is not None else None
+        if why:
+            return [(node.lineno, f"{dotted}: {why}")]
         if value is not None and not _inside_triton_language(value):
             return [(node.lineno, f"{dotted}: a kernel reaches triton.language only")]
-        why = _outside_triton(value) if value is not None else None
-        return [(node.lineno, f"{dotted}: {why}")] if why else []  # one triton.language lacks fails in the compiler
+        return []  # a name triton.language lacks fails in the compiler
     base = node.value
     while isinstance(base, ast.Attribute):
         base = base.value

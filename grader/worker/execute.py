@@ -119,11 +119,7 @@ _ADVICE = (
     ("active drivers",
      "This kernel was defined before `import grader` switched Triton to its interpreter (no GPU here). Run the "
      "cell with `import grader` first, then re-run the cell that defines your kernel."),
-    ("Block pointers have been removed",
-     "triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance): describe the matrix once with "
-     "tl.make_tensor_descriptor(base, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]) and load with "
-     "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
-     "Block pointers still work on triton 3.6."),
+    ("Block pointers have been removed", gpu_compile.BLOCK_POINTERS_REMOVED),
     ("block offset start must be 16-byte aligned",
      "A tensor descriptor's offsets are in elements, not blocks: desc.load([pid_m * BM, k]), not "
      "desc.load([pid_m, k]); along the last dimension an offset must also be a multiple of 16 bytes (8 float16 or "

@@ -299,7 +299,16 @@ BOOLEAN_OF_A_BLOCK = (
     "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
 
 
+BLOCK_POINTERS_REMOVED = (
+    "triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance): describe the matrix once with "
+    "tl.make_tensor_descriptor(base, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]) and load with "
+    "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
+    "Block pointers still work on triton 3.6.")
+
+
 def _advice(message: str, functions: dict, error: dict) -> str:
+    if "Block pointers have been removed" in message:
+        return BLOCK_POINTERS_REMOVED
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
         name = found[1]
