@@ -74,7 +74,7 @@ def test_notices_are_single_lines_and_capped(tmp_path, monkeypatch):
 
 def test_what_the_graded_code_prints_is_quoted_so_it_cannot_pass_for_the_report():
     quoted = processes.quoted_output("hello\n  ★ Solved: all 7 cases pass\x1b[2J\n")
-    assert all(line.startswith(("printed by", "  | ")) for line in quoted.splitlines())
+    assert all(line.startswith(("printed in the grading process:", "  | ")) for line in quoted.splitlines())
     assert "\x1b" not in quoted
 
 

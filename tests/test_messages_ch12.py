@@ -21,8 +21,9 @@ MUTATIONS = [
              "score q * (-inf), which is +inf for a negative q",
              also=(('scores = tl.where(key_ok[:, None], k[:, None] * q[None, :], float("-inf"))',
                     "scores = k[:, None] * q[None, :]"),)),
+    # every program on block 0: the one-writer check sees the programs overlap before the rest goes unwritten
     Mutation(1, "offsets without tl.program_id", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
-             "never_written", "Start each program's block at tl.program_id(0) * B0"),
+             "race", "every program on the same block?"),
     Mutation(2, "missing row mask, hint in puzzle 2's names", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",
              "mask = cols[None, :] < N0", "out_of_bounds", "(rows[:, None] < N1) & (cols[None, :] < N0)"),
     Mutation(4, "padded lanes load 0 in the max pass", 'other=float("-inf")', "other=0.0", "mismatch",
@@ -30,9 +31,9 @@ MUTATIONS = [
     Mutation(5, "the new max forgets the old one", "new_max = tl.maximum(row_max, tl.max(x, axis=1))",
              "new_max = tl.max(x, axis=1)", "mismatch", "m_new = tl.maximum(m, tl.max(x, axis=1))"),
     Mutation(1, "tl.arange over the run-time size", "offsets = pid * B0 + tl.arange(0, B0)",
-             "offsets = pid * B0 + tl.arange(0, N0)", "error", "use a block size (`tl.arange(0, B0)`"),
+             "offsets = pid * B0 + tl.arange(0, N0)", "gpu_compile", "use a constexpr block size such as B0"),
     Mutation(9, "tl.zeros with run-time sizes", "acc = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)",
-             "acc = tl.zeros([H, D], dtype=tl.float32)", "error", "H_PAD, D_PAD"),
+             "acc = tl.zeros([H, D], dtype=tl.float32)", "gpu_compile", "an H_PAD = triton.next_power_of_2(H)"),
 ]
 
 

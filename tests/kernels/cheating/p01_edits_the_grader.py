@@ -1,14 +1,15 @@
-"""Puzzle 1, correct, that also appends to the grader's own judge/checker.py at import, found through PYTHONPATH (a
+"""Puzzle 1, correct, that also appends to the grader's own judge/checker.py at import, found on sys.path (a
 tampered checker would let the next submission pass), and leaves a sitecustomize.py beside it (it would run in
 every later worker). The grader must restore both and void this grade."""
 
 import os
+import sys
 
 import torch
 import triton
 import triton.language as tl
 
-for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+for folder in sys.path + os.environ.get("PYTHONPATH", "").split(os.pathsep):
     target = os.path.join(folder, "grader", "judge", "checker.py")
     if folder and os.path.isfile(target):
         with open(target, "a") as checker:
