@@ -77,7 +77,6 @@ def test_unfused_pytorch_matches_the_spec(build, d):
     unfused = bench_settings.unfused_attention(**bench_settings.bsb_edges_kept(inputs))
     expected = reference(specs.sparse_attention, inputs)[0]
     assert unfused.dtype == torch.float32
-    assert bench._close(unfused, expected.float(), SPARSE_BENCH.close)
     assert torch.allclose(unfused.double(), expected, rtol=1e-2, atol=1e-2)  # float16 products
 
 
@@ -105,12 +104,18 @@ def test_flex_attention_is_not_run_where_n_squared_passes_int32():
         baselines.flex_from_bsb(big)
 
 
-def test_close_compares_a_float16_result_in_the_references_dtype():
-    expected = torch.rand(50, 8) + 0.5
-    assert bench._close(expected.half(), expected, bench_settings.HALF_CLOSE)
-    assert not bench._close(expected.half(), expected, (1e-5, 1e-7))
-    assert not bench._close(expected * 1.1, expected, bench_settings.HALF_CLOSE)
-    assert not bench._close(torch.full_like(expected, torch.nan), expected, bench_settings.HALF_CLOSE)
+def test_a_bench_result_is_correct_where_the_grader_would_pass_it():
+    """GraderCheck: the puzzle's own tolerance against the spec in float64. A softmax backward's dx cancels (the row
+    sums to 0), so a flat share of the largest |value| called PyTorch's own backward wrong at 4096 x 32768."""
+    puzzle = registry.find(14)
+    gen = torch.Generator().manual_seed(0)
+    y = torch.softmax(torch.randn(8, 4096, generator=gen), dim=1)
+    dy = torch.randn(8, 4096, generator=gen)
+    check = bench.GraderCheck(puzzle, {"y": y, "dy": dy})
+    eager = torch.func.vjp(lambda x: torch.softmax(x, dim=1), torch.log(y))[1](dy)[0]  # PyTorch's own, float32
+    assert check.accepts(eager) and check.accepts(puzzle.spec(y=y, dy=dy))
+    assert not check.accepts(eager * 1.01) and not check.accepts(torch.full_like(eager, torch.nan))
+    assert not check.accepts(eager[:, :-1]) and not check.accepts((eager, eager))
 
 
 # -- Markdown -----------------------------------------------------------------------------------------------
@@ -233,16 +238,15 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
     assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
 
 
-# The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. Until that run
-# replaces the file of 2026-11-30, which timed each solution at its fastest block setting and lacks puzzle 11's
-# ragged sizes 5000 x 3000 x 4000 and 4097 x 4000 x 1000 and puzzles 14-18 (chapter 5), these two fail, as
-# expected; remove this mark with it.
+# The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. The run of 2026-12-01
+# judged results with the bench's old flat check, which called every backward of puzzle 14 and puzzle 17 without
+# the causal mask wrong (PyTorch's own and FlashAttention-2's too; docs/benchmarks.md says why): until the next
+# run, with the grader's check (bench.GraderCheck), the coverage test below fails, as expected; remove this mark then.
 RECORD_PENDING = pytest.mark.xfail(
     strict=True, raises=AssertionError,
-    reason="docs/bench/peers.json predates the solution's defaults; scripts/gpu_perf.sh records the new one")
+    reason="docs/bench/peers.json of 2026-12-01 flags 14 and 17 with the old check; scripts/gpu_perf.sh re-records")
 
 
-@RECORD_PENDING
 def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
     """The peers table's solution column is the launcher with no block-size arguments; the file says so, and each
     of our rows says what the launcher chose. A best-swept setting, where there is one, is its own row."""
@@ -251,8 +255,9 @@ def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
     ours = [r for r in rows if r["impl"] == bench.OURS]
     assert ours and all(r["note"].startswith("defaults: ") and "[" in r["note"] for r in ours), \
         [r["note"] for r in ours if not r["note"].startswith("defaults: ")]
-    assert all(r["impl"] in (bench.OURS, bench.SWEPT, bench.LESSON) or not r["impl"].startswith("triton (ours")
-               for r in rows)
+    ours_rows = (bench.OURS, bench.OURS + bench.CUDA_GRAPH, bench.SWEPT, bench.LESSON)
+    assert all(r["impl"] in ours_rows or not r["impl"].startswith("triton (ours") for r in rows), \
+        {r["impl"] for r in rows if r["impl"].startswith("triton (ours")}
     assert all(header.get(key) for key in ("device", "date", "torch", "triton", "numpy", "python", "command"))
 
 
@@ -367,8 +372,8 @@ def test_a_swept_launch_setting_replays_the_recorded_launches_with_it(monkeypatc
                                                                       [launch.kernel[launch.grid](*launch.args,
                                                                                                   **launch.kwargs)
                                                                        for launch in launches])[0])
-    us, failure, correct = bench._time_setting(launcher, [x], dict(B1=32, num_stages=2), torch.softmax(x, 1),
-                                               (1e-5, 1e-6))
+    us, failure, correct = bench._time_setting(launcher, [x], dict(B1=32, num_stages=2),
+                                               bench.GraderCheck(softmax, {"x": x}))
     assert (us, failure, correct) == (1.0, "", True) and launched and all(o == {"num_stages": 2} for o in launched)
     assert bench._chosen(launcher, [x], dict(B1=32, num_stages=2)) == \
         "softmax_online_kernel[3](B0=1, B1=32, num_warps=1, num_stages=2)"

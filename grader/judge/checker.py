@@ -56,14 +56,19 @@ def picture(bad: torch.Tensor, unwritten: torch.Tensor) -> list[str]:
     return [legend] + lines
 
 
+def within(yours64: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Element by element: |yours - expected| <= allowed, or the same infinity; a NaN only where one is expected.
+    (The bench asks it too, on the GPU, so that its "correct" is the grader's.)"""
+    ok = ((yours64 - expected).abs() <= allowed) | (torch.isfinite(expected).logical_not() & (yours64 == expected))
+    return ok & ~(torch.isnan(yours64) & ~torch.isnan(expected))
+
+
 def compare(name: str, yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor,
             written: torch.Tensor | None = None, tolerance: Tolerance | None = None) -> Diagnosis | None:
     """None when every element is within tolerance and was written; else a Diagnosis."""
     yours64 = yours.detach().to("cpu", torch.float64)
-    finite = torch.isfinite(expected)
     err = (yours64 - expected).abs()
-    ok = (err <= allowed) | (finite.logical_not() & (yours64 == expected))
-    ok &= ~(torch.isnan(yours64) & ~torch.isnan(expected))
+    ok = within(yours64, expected, allowed)
     unwritten = torch.zeros_like(ok) if written is None else ~written.reshape(ok.shape)
     bad = ~ok & ~unwritten
     if not bad.any() and not unwritten.any():
