@@ -21,9 +21,10 @@ MUTATIONS = [
              "score q * (-inf), which is +inf for a negative q",
              also=(('scores = tl.where(key_ok[:, None], k[:, None] * q[None, :], float("-inf"))',
                     "scores = k[:, None] * q[None, :]"),)),
-    # every program on block 0: the one-writer check sees the programs overlap before the rest goes unwritten
+    # every program on block 0: the one-writer check sees the second program store the first's block exactly
     Mutation(1, "offsets without tl.program_id", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
-             "race", "every program on the same block?"),
+             "race", "every program works on the same block, so the rest is never written. Start each program's "
+             "block from its own index: offsets = tl.program_id(0) * B0"),
     Mutation(2, "missing row mask, hint in puzzle 2's names", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",
              "mask = cols[None, :] < N0", "out_of_bounds", "(rows[:, None] < N1) & (cols[None, :] < N0)"),
     Mutation(4, "padded lanes load 0 in the max pass", 'other=float("-inf")', "other=0.0", "mismatch",

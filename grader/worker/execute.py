@@ -138,9 +138,7 @@ _ADVICE = (
      "A block's shape (tl.zeros, tl.full, tl.arange) must be made of tl.constexpr values: a run-time size such "
      "as H or D cannot shape a block. Use the padded constexpr sizes the launcher passes (e.g. H_PAD, D_PAD = "
      "next powers of two) and mask the padding: tl.zeros([H_PAD, D_PAD], dtype=tl.float32)."),
-    ("Cannot make_shape_compatible",
-     "Two blocks of different shapes meet on this line: check the axis of tl.sum / tl.max (axis=1 reduces a "
-     "[B0, B1] tile to [B0]) and the [:, None] / [None, :] broadcasts."),
+    ("Cannot make_shape_compatible", gpu_compile.SHAPES_MEET),
     ("Expected pointer argument to have shape",
      "The value stored has a different shape from the block of pointers: check the axis of the reductions "
      "that made it."),

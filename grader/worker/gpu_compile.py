@@ -299,6 +299,11 @@ BOOLEAN_OF_A_BLOCK = (
     "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
 
 
+SHAPES_MEET = (
+    "two blocks of different shapes meet on this line, e.g. a row's [B0] value against a [B0, B1] tile: give the "
+    "[B0] one its second axis, `delta[:, None]`, and check the axis of tl.sum / tl.max (axis=1 reduces [B0, B1] to "
+    "[B0]). Cases whose block is 1 wide (B0=1) can still pass, as such shapes broadcast there")
+
 BLOCK_POINTERS_REMOVED = (
     "triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance): describe the matrix once with "
     "tl.make_tensor_descriptor(base, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]) and load with "
@@ -309,6 +314,8 @@ BLOCK_POINTERS_REMOVED = (
 def _advice(message: str, functions: dict, error: dict) -> str:
     if "Block pointers have been removed" in message:
         return BLOCK_POINTERS_REMOVED
+    if "Cannot make_shape_compatible" in message:
+        return SHAPES_MEET
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
         name = found[1]

@@ -277,11 +277,17 @@ class Race:
     code: str
     via: str = ""  # an atomic that overwrites, for a write ("tl.atomic_cas outside a retry loop")
     same: bool = False  # a write of the very bytes the first program stored
+    whole: bool = False  # the second program stored exactly the elements of the first's block, and nothing else
 
     def message(self) -> str:
         name = self.region.element(self.element)
         passed = [p for p in self.region.params if p not in (self.region.label, f"{self.region.label}_ptr")]
         name += f" (passed as {', '.join(passed)})" if passed else ""
+        if self.kind == "write" and self.whole:
+            return (f"programs {self.first} and {self.second} stored the very same elements of {self.region.label} "
+                    f"(from {name} on): every program works on the same block, so the rest is never written. Start "
+                    "each program's block from its own index: offsets = tl.program_id(0) * B0 + tl.arange(0, B0) "
+                    f"(with the puzzle's block sizes and axes)\n  at {self.where}: {self.code}")
         if self.kind == "write" and self.same:
             what = (f"programs {self.first} and {self.second} both wrote {name}, the same value: each output element "
                     "is written by one program. Blocks that overlap do the work twice, and on a GPU two programs "
@@ -592,7 +598,9 @@ class Recorder:
                 region.map.raced[elements[clash]] = True
             if clash.size and (self.race is None or self.race.kind == "read"):
                 same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
-                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same)
+                whole = not via and clash.size == elements.size and bool((before == before[0]).all()) and \
+                    int(np.count_nonzero(owners == before[0])) == elements.size
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole)
         owners[elements] = me
 
     def _check_read_race(self, region: Region, elements: np.ndarray):
@@ -606,10 +614,10 @@ class Recorder:
         if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
-    def _race(self, kind, region, element, first, via="", same=False):
+    def _race(self, kind, region, element, first, via="", same=False, whole=False):
         where, code = _kernel_line()
         self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
-                         same)
+                         same, whole)
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
