@@ -139,6 +139,26 @@ def test_a_kernel_reaching_past_triton_is_refused_naming_it(trick):
 
 
 @pytest.mark.puzzle1
+def test_a_def_line_hidden_in_a_kernels_string_is_refused():
+    """Triton's interpreter starts a kernel at the last line of its source that starts with `def ` (a docstring's
+    too) and runs from there, so a kernel whose docstring held a second `def` ran unchecked code while the allowlist
+    and the compile check read the first (found by an attacker's review: an import and a shell command ran)."""
+    hidden = Trick("a def in a docstring", '"""\ndef add_kernel(x_ptr, y_ptr, z_ptr, N0, B0: tl.constexpr):\n"""',
+                   "")
+    refusal = _refusal(hidden.text())
+    assert "a line inside a kernel that starts with `def ` (in a string too)" in refusal, refusal
+
+
+@pytest.mark.puzzle1
+@pytest.mark.parametrize("char", ["\x0c", "\u2028", "\x85"], ids=["form feed", "line separator", "next line"])
+def test_a_line_break_that_python_does_not_count_is_refused(char):
+    """str.splitlines() breaks lines at these and Python does not: the lines the allowlist keeps, by their numbers,
+    would not be the lines the worker imports."""
+    text = Trick("odd line break", "", "", module=f'NOTE = "a{char}b"').text()
+    assert "breaks a line for some readers of a file and not for Python" in _refusal(text)
+
+
+@pytest.mark.puzzle1
 def test_the_lesson_solution_itself_is_taken():
     """Control: the tricks' base is a kernel kernel-only grading takes."""
     job, kernels = submission.kernel_job(PUZZLE, Trick("nothing", "", "").text(), "p01_add.py")

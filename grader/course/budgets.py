@@ -268,6 +268,11 @@ def wide_tile(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], recorde
         return None
     width, where, code = recorder.wide_tile
     asked = ", ".join(f"{b}={blocks[b]}" for b in lesson_blocks if b in blocks)
+    if isinstance(width, tuple):  # more than two axes: a tile of tiles
+        return (f"over budget: this case asks for {asked}; your kernel made a block of shape "
+                f"[{', '.join(map(str, width))}], three or more axes of blocks where the lesson's tiles have two: it "
+                f"covers more of a row than one block of the launcher's\n  at {where}: {code}\n  Use tiles of the "
+                "blocks the launcher gives, two axes at most, so the kernel loops over blocks as the lesson asks.")
     return (f"over budget: this case asks for {asked}; your kernel made a block {width} wide, wider than every block "
             f"the launcher gives ({max(blocks.values())} at most) and than every size of the case\n  at {where}: "
             f"{code}\n  Use blocks the launcher gives (smaller is fine), so the kernel loops over blocks as the "

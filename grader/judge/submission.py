@@ -171,6 +171,11 @@ def _depth(node: ast.AST, limit: int) -> int:
     return deepest
 
 
+# Characters that str.splitlines() breaks lines at and Python's tokenizer (and linecache) does not: in a file that
+# holds one, the lines the allowlist numbers and the lines the worker runs would not be the same lines.
+_OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def parse(text: bytes | str, name: str) -> ast.Module:
     """The file's tree; Refused, with the reason in a line, for anything that is not a Python file of sane size."""
     if len(text) > MAX_BYTES:
@@ -179,6 +184,11 @@ def parse(text: bytes | str, name: str) -> ast.Module:
         source = text.decode("utf-8") if isinstance(text, bytes) else text
     except UnicodeDecodeError as exc:
         raise Refused(f"{name} is not UTF-8 text (byte {exc.start}): save it as a Python file") from None
+    odd = _OTHER_LINE_BREAKS.search(source)
+    if odd:
+        line = source.count("\n", 0, odd.start()) + 1
+        raise Refused(f"{name}:{line}: the character {odd.group()!r} breaks a line for some readers of a file and "
+                      "not for Python: remove it (a form feed, a vertical tab or a Unicode line separator)")
     try:
         tree = ast.parse(source, filename=name)
     except SyntaxError as exc:
@@ -541,6 +551,11 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
     problems = []
     for fn in parts.jit.values():
         problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere)
+        problems += [(number, "a line inside a kernel that starts with `def ` (in a string too): Triton's "
+                              "interpreter starts a kernel at its last such line, so it would run other code than "
+                              "the kernel checked")
+                     for number in range(fn.lineno + 1, fn.end_lineno + 1)
+                     if parts.lines[number - 1].strip().startswith("def ")]
     for constant in parts.constants:
         if constant.startswith("_"):
             problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with _ "

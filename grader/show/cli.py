@@ -110,7 +110,10 @@ def _grade(parser, args) -> int:
         parser.error(exc.args[0])
     if args.file and not os.path.isfile(args.file):
         parser.error(f"--file {shown_file}: no such file" if not os.path.exists(args.file) else
-                     f"--file {shown_file} is a directory; give the Python file that defines the launcher")
+                     f"--file {shown_file} is a directory; give the Python file that holds your kernels"
+                     if os.path.isdir(args.file) else
+                     f"--file {shown_file} is not a regular file (a device or a pipe); give the Python file that "
+                     "holds your kernels")
 
     if not numbers:
         return _table(args)

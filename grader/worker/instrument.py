@@ -350,7 +350,7 @@ class Recorder:
         # sizes of the case a block may equal). Every block shape that runs is held to it; the first wider one is
         # kept in wide_tile as (its width, where, code).
         self.tile_limit: tuple[int, frozenset] | None = None
-        self.wide_tile: tuple[int, str, str] | None = None
+        self.wide_tile: tuple[int | tuple, str, str] | None = None
         self._accesses_since_watch = 0
         self.traffic = Traffic()
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
@@ -598,7 +598,7 @@ class Recorder:
                 region.map.raced[elements[clash]] = True
             if clash.size and (self.race is None or self.race.kind == "read"):
                 same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
-                whole = not via and clash.size == elements.size and bool((before == before[0]).all()) and \
+                whole = same and not via and clash.size == elements.size and bool((before == before[0]).all()) and \
                     int(np.count_nonzero(owners == before[0])) == elements.size
                 self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole)
         owners[elements] = me
@@ -671,10 +671,16 @@ class Recorder:
         """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""
         widest, sizes = self.tile_limit
         shape = getattr(getattr(result, "data", None), "shape", ())
-        if not shape or max(shape) <= widest:
+        if not shape or self.wide_tile is not None:
+            return
+        if sum(size > 1 for size in shape) > 2:  # [B0, B1, B1]: B1 x B1 columns of a row in one block, each axis narrow
+            where, code = _kernel_line()
+            self.wide_tile = (tuple(int(size) for size in shape), where, code)
+            return
+        if max(shape) <= widest:
             return
         wider = [size for size in shape if size > widest and size not in sizes]
-        if wider and self.wide_tile is None:
+        if wider:
             where, code = _kernel_line()
             self.wide_tile = (max(wider), where, code)
 
