@@ -2,7 +2,8 @@
 
 Which snippets are kernel code (a claim this test holds them to):
 - in a solution's docstring, the backquoted spans of its "Hints" section; in a notebook's markdown cells, the
-  backquoted spans and the ```python fenced blocks (an untagged fence is a diagram or pseudo-code);
+  backquoted spans and the ```python fenced blocks (an untagged fence is a diagram or pseudo-code); a span may
+  wrap onto the next line, and is read as markdown shows it, the line break a space;
 - of those, the statements (`acc = tl.zeros(...)`, `acc += ...`, `for ... in tl.range(...):`, `if node < N:`) and
   the expressions that use triton (`tl.full([B0], float("-inf"), dtype=tl.float32)`);
 - not: a bare name (`tl.dot`), a span with `...` for arguments left out, a keyword argument (`other=0.0`), and
@@ -46,7 +47,8 @@ class Snippet:
         return f"{self.chapter[:2]}: {' '.join(self.code.split())[:70]}"
 
 
-_SPAN = re.compile(r"`([^`\n]+)`")
+_SPAN = re.compile(r"`((?:[^`\n]|\n(?![ \t]*\n))+)`")  # a span may wrap onto the next line of its paragraph
+_WRAP = re.compile(r"[ \t]*\n[ \t]*")  # where it wraps: one space, as markdown shows it
 _FENCE = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
 
 
@@ -67,7 +69,7 @@ def _shown_code() -> list[Snippet]:
         docstring = ast.get_docstring(ast.parse(path.read_text()))
         hints = docstring[docstring.index("\nHints\n"):]
         for code in _SPAN.findall(hints):
-            add(code, _chapter_of_solution(path), f"solutions/{path.name}, Hints")
+            add(_WRAP.sub(" ", code), _chapter_of_solution(path), f"solutions/{path.name}, Hints")
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for index, cell in enumerate(json.loads(path.read_text())["cells"]):
             if cell["cell_type"] != "markdown":
@@ -77,7 +79,7 @@ def _shown_code() -> list[Snippet]:
                 if language == "python":
                     add(body, path.stem, f"notebooks/{path.name}, markdown cell {index}")
             for code in _SPAN.findall(_FENCE.sub("", text)):
-                add(code, path.stem, f"notebooks/{path.name}, markdown cell {index}")
+                add(_WRAP.sub(" ", code), path.stem, f"notebooks/{path.name}, markdown cell {index}")
     return list(found.values())
 
 
@@ -408,8 +410,16 @@ SNIPPET_NAMES = {
     "dlogit = tl.where(tl.abs(logit) <= 5.0, p * (tl.sum(dh[None, :, :] * v, axis=2) - delta[None, :]), 0.0)":
         _P16_NAMES,
     "grad = de_out + dlogit[:, :, None]": _P16_NAMES,
+    "product = k * q[None, :, :]": _P16_NAMES,
+    "clipped = tl.clamp(product, -5.0, 5.0)": _P16_NAMES,
+    "logit = tl.sum(clipped * e, axis=2)": _P16_NAMES,
+    "dq += tl.sum(tl.where(tl.abs(product) <= 5.0, grad * e, 0.0) * k, axis=0)": _P16_NAMES,
     "p = tl.where(edge, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)": _P18_QUERY_WINDOW,
     "scores = tl.dot(k, tl.trans(q)) * (scale * LOG2E)": _P18_KEY_WINDOW,
+    "p = tl.where(edge, tl.exp2(scores - lse[None, :] * LOG2E), 0.0)": _P18_KEY_WINDOW,
+    "dv = tl.dot(p.to(do.dtype), do, dv)": _P18_KEY_WINDOW,
+    "ds = p * (tl.dot(v, tl.trans(do)) - delta[None, :])": _P18_KEY_WINDOW,
+    "dk = tl.dot(ds.to(q.dtype), q, dk)": _P18_KEY_WINDOW,
 }
 
 
