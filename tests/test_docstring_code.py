@@ -2,7 +2,8 @@
 
 Which snippets are kernel code (a claim this test holds them to):
 - in a solution's docstring, the backquoted spans of its "Hints" section; in a notebook's markdown cells, the
-  backquoted spans and the ```python fenced blocks (an untagged fence is a diagram or pseudo-code);
+  backquoted spans and the ```python fenced blocks (an untagged fence is a diagram or pseudo-code); a span may
+  wrap onto the next line, and is read as markdown shows it, the line break a space;
 - of those, the statements (`acc = tl.zeros(...)`, `acc += ...`, `for ... in tl.range(...):`, `if node < N:`) and
   the expressions that use triton (`tl.full([B0], float("-inf"), dtype=tl.float32)`);
 - not: a bare name (`tl.dot`), a span with `...` for arguments left out, a keyword argument (`other=0.0`), and
@@ -46,7 +47,8 @@ class Snippet:
         return f"{self.chapter[:2]}: {' '.join(self.code.split())[:70]}"
 
 
-_SPAN = re.compile(r"`([^`\n]+)`")
+_SPAN = re.compile(r"`((?:[^`\n]|\n(?![ \t]*\n))+)`")  # a span may wrap onto the next line of its paragraph
+_WRAP = re.compile(r"[ \t]*\n[ \t]*")  # where it wraps: one space, as markdown shows it
 _FENCE = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
 
 
@@ -67,7 +69,7 @@ def _shown_code() -> list[Snippet]:
         docstring = ast.get_docstring(ast.parse(path.read_text()))
         hints = docstring[docstring.index("\nHints\n"):]
         for code in _SPAN.findall(hints):
-            add(code, _chapter_of_solution(path), f"solutions/{path.name}, Hints")
+            add(_WRAP.sub(" ", code), _chapter_of_solution(path), f"solutions/{path.name}, Hints")
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for index, cell in enumerate(json.loads(path.read_text())["cells"]):
             if cell["cell_type"] != "markdown":
@@ -77,7 +79,7 @@ def _shown_code() -> list[Snippet]:
                 if language == "python":
                     add(body, path.stem, f"notebooks/{path.name}, markdown cell {index}")
             for code in _SPAN.findall(_FENCE.sub("", text)):
-                add(code, path.stem, f"notebooks/{path.name}, markdown cell {index}")
+                add(_WRAP.sub(" ", code), path.stem, f"notebooks/{path.name}, markdown cell {index}")
     return list(found.values())
 
 
@@ -98,6 +100,9 @@ NOT_KERNEL_CODE = {
     # not a whole line of code
     "tl.program_id(axis)": "pseudo-code: `axis` stands for 0, 1 or 2",
     ".to(tl.float16)": "a fragment: a method call without the block it is called on",
+    # prose: which operand goes where, in the math's names (dO); the hints below it give the code, casts included
+    "tl.dot(p, dO)": "prose: the operand order of dv's product, in the math's names; its code is a hint below",
+    "tl.dot(ds, q)": "prose: the operand order of dk's product, in the math's names; its code is a hint below",
 }
 
 # Placed at module level, where the notebooks say they go; the kernel then reads the name they define.
@@ -254,6 +259,134 @@ CHAPTER_NAMES = {
         "bits": block("tl.load(tcb_mask_ptr + slots)"),
         "edge": block("((bits[:, None] >> slots[None, :]) & 1) != 0"),
     },
+    # One notebook, five puzzles whose names collide: the chapter's q, k, v, p, lse and delta are puzzle 17's, and
+    # the snippets of 14, 15, 16 and 18 that read them get their own (_P14_NAMES, ... below, by SNIPPET_NAMES).
+    "05_backward": {
+        # puzzle 14: B0 rows, the row in steps of B1 columns
+        "y_ptr": param("*fp32"), "dy_ptr": param("*fp32"), "dx_ptr": param("*fp32"),
+        "N0": param("i32"), "T": param("i32"),
+        "start": param("i32"),  # a tl.range loop's variable: a run-time int
+        "B0": constexpr(16), "B1": constexpr(32),
+        "rows": block("tl.program_id(0) * B0 + tl.arange(0, B0)"),
+        "row_ok": block("rows < N0"),
+        "row_start": block("rows.to(tl.int64) * T"),
+        "mask": block("row_ok[:, None] & ((start + tl.arange(0, B1)) < T)[None, :]"),
+        "offsets": block("row_start[:, None] + (start + tl.arange(0, B1))[None, :]"),
+        "y": block("tl.load(y_ptr + offsets, mask=mask, other=0.0)"),
+        "dy": block("tl.load(dy_ptr + offsets, mask=mask, other=0.0)"),
+        # puzzle 15: one row, BLOCK_V columns of it
+        "x_ptr": param("*fp32"), "dloss_ptr": param("*fp32"), "counted_ptr": param("*i64"),
+        "V": param("i32"),
+        "BLOCK_V": constexpr(64),
+        "row": block("tl.program_id(0)"),
+        "cols": block("tl.program_id(1) * BLOCK_V + tl.arange(0, BLOCK_V)"),
+        "x": block("tl.load(x_ptr + row.to(tl.int64) * V + cols, mask=cols < V, other=0.0)"),
+        "counted": block("tl.load(counted_ptr)"),
+        "dloss": block("tl.load(dloss_ptr)"),
+        # puzzle 17: BQ queries against BK keys, 16-bit operands
+        "q_ptr": param("*fp16"), "k_ptr": param("*fp16"), "v_ptr": param("*fp16"),
+        "o_ptr": param("*fp16"), "do_ptr": param("*fp16"), "lse_ptr": param("*fp32"), "delta_ptr": param("*fp32"),
+        "N": param("i32"),
+        "scale": param("fp32"),
+        "BQ": constexpr(32), "BK": constexpr(64), "D": constexpr(128),
+        "LOG2E": constexpr(1.4426950408889634),  # the solutions' `LOG2E: tl.constexpr = ...`
+        "queries": block("tl.program_id(0) * BQ + tl.arange(0, BQ)"),
+        "keys": block("start + tl.arange(0, BK)"),
+        "query_ok": block("queries < N"),
+        "key_ok": block("keys < T"),
+        "feats": block("tl.arange(0, D)"),
+        "q": block("tl.load(q_ptr + queries[:, None] * D + feats[None, :], mask=query_ok[:, None], other=0.0)"),
+        "o": block("tl.load(o_ptr + queries[:, None] * D + feats[None, :], mask=query_ok[:, None], other=0.0)"),
+        "do": block("tl.load(do_ptr + queries[:, None] * D + feats[None, :], mask=query_ok[:, None], other=0.0)"),
+        "k": block("tl.load(k_ptr + keys[:, None] * D + feats[None, :], mask=key_ok[:, None], other=0.0)"),
+        "v": block("tl.load(v_ptr + keys[:, None] * D + feats[None, :], mask=key_ok[:, None], other=0.0)"),
+        "lse": block("tl.load(lse_ptr + queries, mask=query_ok, other=0.0)"),
+        "delta": block("tl.load(delta_ptr + queries, mask=query_ok, other=0.0)"),
+        "seen": block("query_ok[:, None] & key_ok[None, :]"),
+        "scores": block("tl.dot(q, tl.trans(k)) * (scale * LOG2E)"),
+        "p": block("tl.where(seen, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)"),
+        "ds": block("p * (tl.dot(do, tl.trans(v)) - delta[:, None])"),
+        "dq": block("tl.zeros([BQ, D], dtype=tl.float32)"),
+        "dk": block("tl.zeros([BK, D], dtype=tl.float32)"),
+        "dv": block("tl.zeros([BK, D], dtype=tl.float32)"),
+        # puzzle 18: a window of 16 rows, TCBs of 16 slots
+        "window_order_ptr": param("*i32"), "tcb_col_ptr": param("*i32"), "tcb_mask_ptr": param("*i32"),
+        "tcb": param("i32"),  # a tl.range loop's variable
+        "window": block("tl.load(window_order_ptr + tl.program_id(0))"),
+        "slots": block("tl.arange(0, 16)"),
+        "bits": block("tl.load(tcb_mask_ptr + tcb * 16 + slots)"),
+        "edge": block("((bits[:, None] >> slots[None, :]) & 1) != 0"),
+    },
+}
+
+# Chapter 5's puzzles by their own names, where they collide with puzzle 17's (SNIPPET_NAMES hands them out).
+# Puzzle 14: Δ is one float32 per row, accumulated.
+_P14_NAMES = {"delta": block("tl.zeros([B0], dtype=tl.float32)")}
+# Puzzle 15: one row's log-sum-exp, a single value.
+_P15_NAMES = {"lse": block("tl.load(lse_ptr + row)")}
+# Puzzle 16: one node of the CSC walk, float32 [BLOCK_E, H_PAD, D_PAD] tiles of its incoming edges; D is run time.
+_P16_NAMES = {
+    "q_ptr": param("*fp32"), "k_ptr": param("*fp32"), "v_ptr": param("*fp32"), "e_ptr": param("*fp32"),
+    "h_ptr": param("*fp32"), "den_ptr": param("*fp32"), "dh_ptr": param("*fp32"), "de_out_ptr": param("*fp32"),
+    "col_ptr_ptr": param("*i32"), "row_idx_ptr": param("*i32"), "edge_id_ptr": param("*i32"),
+    "H": param("i32"), "D": param("i32"),
+    "first": param("i32"),  # a tl.range loop's variable
+    "BLOCK_E": constexpr(16), "H_PAD": constexpr(4), "D_PAD": constexpr(32), "NODES_PER_PROGRAM": constexpr(2),
+    "i": constexpr(0),  # a tl.static_range index is a compile-time int
+    "heads": block("tl.arange(0, H_PAD)"),
+    "feats": block("tl.arange(0, D_PAD)"),
+    "row": block("heads[:, None] * D + feats[None, :]"),
+    "feature_mask": block("(heads < H)[:, None] & (feats < D)[None, :]"),
+    "node": block("tl.program_id(0) * NODES_PER_PROGRAM + i"),
+    "end": block("tl.load(col_ptr_ptr + node + 1)"),
+    "q": block("tl.load(q_ptr + node * (H * D) + row, mask=feature_mask, other=0.0) * scale"),
+    "dh": block("tl.load(dh_ptr + node * (H * D) + row, mask=feature_mask, other=0.0)"),
+    "h": block("tl.load(h_ptr + node * (H * D) + row, mask=feature_mask, other=0.0)"),
+    "den": block("tl.load(den_ptr + node * H + heads, mask=heads < H, other=1.0)"),
+    "delta": block("tl.sum(dh * h, axis=1)"),
+    "dq": block("tl.zeros([H_PAD, D_PAD], dtype=tl.float32)"),
+    "slots": block("first + tl.arange(0, BLOCK_E)"),
+    "slot_ok": block("slots < end"),
+    "tile_mask": block("slot_ok[:, None, None] & feature_mask[None, :, :]"),
+    "edges": block("tl.load(edge_id_ptr + slots, mask=slot_ok, other=0)"),
+    "sources": block("tl.load(row_idx_ptr + slots, mask=slot_ok, other=0)"),
+    "k": block("tl.load(k_ptr + sources[:, None, None] * (H * D) + row[None, :, :], mask=tile_mask, other=0.0)"),
+    "v": block("tl.load(v_ptr + sources[:, None, None] * (H * D) + row[None, :, :], mask=tile_mask, other=0.0)"),
+    "e": block("tl.load(e_ptr + edges[:, None, None] * (H * D) + row[None, :, :], mask=tile_mask, other=0.0)"),
+    "de_out": block("tl.load(de_out_ptr + edges[:, None, None] * (H * D) + row[None, :, :], mask=tile_mask, "
+                    "other=0.0)"),
+    "product": block("k * q[None, :, :]"),
+    "clipped": block("tl.clamp(product, -5.0, 5.0)"),
+    "logit": block("tl.sum(clipped * e, axis=2)"),
+    "p": block("tl.exp(tl.clamp(logit, -5.0, 5.0)) / den[None, :]"),
+    "dlogit": block("tl.where(tl.abs(logit) <= 5.0, p * (tl.sum(dh[None, :, :] * v, axis=2) - delta[None, :]), 0.0)"),
+    "grad": block("de_out + dlogit[:, :, None]"),
+}
+# Puzzle 18's dq kernel: one window's 16 rows against one TCB's 16 gathered columns.
+_P18_QUERY_WINDOW = {
+    "rows": block("window * 16 + tl.arange(0, 16)"),
+    "cols": block("tl.load(tcb_col_ptr + tcb * 16 + slots)"),
+    "q": block("tl.load(q_ptr + rows[:, None] * D + feats[None, :], mask=(rows < N)[:, None], other=0.0)"),
+    "k": block("tl.load(k_ptr + cols[:, None] * D + feats[None, :])"),
+    "lse": block("tl.load(lse_ptr + rows, mask=rows < N, other=0.0)"),
+}
+# Puzzle 18's dk/dv kernel: one key window's 16 keys against one TCB's 16 gathered queries, tiles [16 keys, 16 queries].
+_P18_KEY_WINDOW = {
+    "key_window_order_ptr": param("*i32"), "key_tcb_query_ptr": param("*i32"), "key_tcb_mask_ptr": param("*i32"),
+    "window": block("tl.load(key_window_order_ptr + tl.program_id(0))"),
+    "keys": block("window * 16 + tl.arange(0, 16)"),
+    "key_ok": block("keys < N"),
+    "queries": block("tl.load(key_tcb_query_ptr + tcb * 16 + slots)"),
+    "bits": block("tl.load(key_tcb_mask_ptr + tcb * 16 + slots)"),
+    "q": block("tl.load(q_ptr + queries[:, None] * D + feats[None, :])"),
+    "do": block("tl.load(do_ptr + queries[:, None] * D + feats[None, :])"),
+    "lse": block("tl.load(lse_ptr + queries)"),
+    "delta": block("tl.load(delta_ptr + queries)"),
+    "scores": block("tl.dot(k, tl.trans(q)) * (scale * LOG2E)"),
+    "p": block("tl.where(edge, tl.exp2(scores - lse[None, :] * LOG2E), 0.0)"),
+    "ds": block("p * (tl.dot(v, tl.trans(do)) - delta[None, :])"),
+    "dk": block("tl.zeros([16, D], dtype=tl.float32)"),
+    "dv": block("tl.zeros([16, D], dtype=tl.float32)"),
 }
 
 # Where a snippet's name means something else than in the rest of its chapter: snippet -> {name: definition}.
@@ -267,6 +400,26 @@ SNIPPET_NAMES = {
     "tl.zeros([M, N], tl.float32)": {"M": constexpr(16), "N": constexpr(32)},
     # puzzle 13's scores are one window's 16 rows by one TCB's 16 slots
     'tl.where(edge, s, float("-inf"))': {"s": block("tl.zeros([16, 16], dtype=tl.float32)")},
+    # chapter 5, by puzzle (the dicts above)
+    "delta += tl.sum(y * dy, axis=1)": _P14_NAMES,
+    "tl.store(dx_ptr + offsets, y * (dy - delta[:, None]), mask=mask)": _P14_NAMES,
+    "p = tl.exp(x - lse)": _P15_NAMES,
+    "if node < N:": _P16_NAMES,
+    "delta = tl.sum(dh * h, axis=1)": _P16_NAMES,
+    "p = tl.exp(tl.clamp(logit, -5.0, 5.0)) / den[None, :]": _P16_NAMES,
+    "dlogit = tl.where(tl.abs(logit) <= 5.0, p * (tl.sum(dh[None, :, :] * v, axis=2) - delta[None, :]), 0.0)":
+        _P16_NAMES,
+    "grad = de_out + dlogit[:, :, None]": _P16_NAMES,
+    "product = k * q[None, :, :]": _P16_NAMES,
+    "clipped = tl.clamp(product, -5.0, 5.0)": _P16_NAMES,
+    "logit = tl.sum(clipped * e, axis=2)": _P16_NAMES,
+    "dq += tl.sum(tl.where(tl.abs(product) <= 5.0, grad * e, 0.0) * k, axis=0)": _P16_NAMES,
+    "p = tl.where(edge, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)": _P18_QUERY_WINDOW,
+    "scores = tl.dot(k, tl.trans(q)) * (scale * LOG2E)": _P18_KEY_WINDOW,
+    "p = tl.where(edge, tl.exp2(scores - lse[None, :] * LOG2E), 0.0)": _P18_KEY_WINDOW,
+    "dv = tl.dot(p.to(do.dtype), do, dv)": _P18_KEY_WINDOW,
+    "ds = p * (tl.dot(v, tl.trans(do)) - delta[None, :])": _P18_KEY_WINDOW,
+    "dk = tl.dot(ds.to(q.dtype), q, dk)": _P18_KEY_WINDOW,
 }
 
 
