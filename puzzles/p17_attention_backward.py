@@ -19,7 +19,9 @@ key j), o_i = sum_j p_ij v_j, and dO the loss's gradient with respect to o
     ds_ij  = p_ij (dp_ij - Δ_i)                             dS = P * (dP - Δ): the softmax's backward
     dk_j   = c sum_i ds_ij q_i                              dK += dS^T Q, times c at the end
     dq_i   = c sum_j ds_ij k_j                              dQ += dS K, times c at the end
-About 2.5 times the forward's multiply-adds: P is recomputed in both walks, and five products follow.
+About 3.5 times the forward's multiply-adds: seven products against its two (the key walk's q k^T, p^T dO,
+dO v^T and ds^T q; the query walk's q k^T, dO v^T and ds k). FlashAttention-2's 2.5 counts five: it adds dq
+from the key walk with atomics, which the lesson does not.
 The causal mask here is aligned to the last query and key (query i sees key j when j <= i + T - N),
 as FlashAttention-2 has it: with N > T, the first N - T queries see no key, their lse is -inf and
 every gradient they touch is 0. (Triton's own tutorial backward handles only the causal case with

@@ -8,8 +8,8 @@ You will learn
   which needs Δ of the whole row.
 
 The math, for one row with y = softmax(x) and dy = dL/dy, the loss's gradient with respect to y
-    dy_i/dx_j = y_i (1[i = j] - y_j)                                the softmax's Jacobian
-    dx_j = sum_i dy_i dy_i/dx_j = y_j dy_j - y_j sum_i y_i dy_i  =  y_j (dy_j - Δ),   Δ = sum_i y_i dy_i
+    ∂y_i/∂x_j = y_i (1[i = j] - y_j)                               the softmax's Jacobian
+    dx_j = sum_i dy_i ∂y_i/∂x_j = y_j dy_j - y_j sum_i y_i dy_i  =  y_j (dy_j - Δ),   Δ = sum_i y_i dy_i
 So a dy that is the same number c along a row gives dx = y (c - c sum_i y_i) = 0: adding a constant
 to every logit changes no probability.
 
