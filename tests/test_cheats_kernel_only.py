@@ -35,8 +35,8 @@ from grader.judge import submission
 pytestmark = requires_interpreter
 
 CHEATING = KERNELS / "cheating"
-# Cheats in the kernel itself: tests/test_gpu_compile.py rejects the first, the test below the second
-IN_THE_KERNEL = {"p11_dots_of_zeros.py", "p05_square_tile.py"}
+# Cheats in the kernel itself: tests/test_gpu_compile.py rejects the first, the test below the others
+IN_THE_KERNEL = {"p11_dots_of_zeros.py", "p05_square_tile.py", "p05_flat_square_tile.py"}
 CHEATS = sorted(path.name for path in CHEATING.glob("p*.py") if path.name not in IN_THE_KERNEL)
 LEFT_OUT = ("your launcher differs from the puzzle's", "not run: the code of ")
 
@@ -141,8 +141,9 @@ def test_a_submission_that_edits_the_grader_edits_nothing_kernel_only(tmp_path):
 
 
 @pytest.mark.puzzle5
-def test_a_tile_of_tiles_is_a_block_wider_than_the_lesson():
-    """[B0, B1, B1]: no axis wider than the launcher's B1, yet B1 x B1 columns of a row in one block."""
-    case = failed_case(grade_file(5, CHEATING / "p05_square_tile.py", first_failure=True))
-    assert case.reason == "budget" and "your kernel made a block of shape [2, 32, 32], three or more axes" in \
-        case.message, case.message
+@pytest.mark.parametrize("name", ["p05_square_tile.py", "p05_flat_square_tile.py"])
+def test_a_tile_of_tiles_is_a_block_wider_than_the_lesson(name):
+    """[B0, B1, B1] or [B1, B1]: no axis wider than the launcher's B1, yet B1 x B1 columns of a row in one block."""
+    case = failed_case(grade_file(5, CHEATING / name, first_failure=True))
+    assert case.reason == "budget" and "your kernel made a block of shape [32, 32], 1024 elements, more than a " \
+        "tile of the launcher's blocks holds (512)" in case.message, case.message

@@ -150,6 +150,27 @@ def test_a_def_line_hidden_in_a_kernels_string_is_refused():
 
 
 @pytest.mark.puzzle1
+@pytest.mark.parametrize("first, clue", [
+    ("def\tadd_kernel(", "write the first line of add_kernel as `def add_kernel(...`"),
+    ("def \\\nadd_kernel(", "write the first line of add_kernel as `def add_kernel(...`"),
+    ("def  add_kernel(", "write the first line of add_kernel as `def add_kernel(...`"),
+], ids=["a tab after def", "the name on the next line", "two spaces"])
+def test_a_kernel_whose_first_line_triton_reads_otherwise_is_refused(first, clue):
+    """The interpreter finds a kernel's start by a line starting with "def " and the compiler by "def name(": with a
+    tab after def the interpreter ran the block's last line (a string's inside) as the kernel, and with the name on
+    the next line the compile check could not read the function and was skipped (an attacker's review)."""
+    text = lesson_text(PUZZLE)
+    assert text.count("def add_kernel(") == 1
+    assert clue in _refusal(text.replace("def add_kernel(", first))
+
+
+@pytest.mark.puzzle1
+def test_a_decorator_on_two_lines_is_refused():
+    text = lesson_text(PUZZLE).replace("@triton.jit\n", "@triton.\\\njit\n")
+    assert "the decorator of add_kernel on more than one line" in _refusal(text)
+
+
+@pytest.mark.puzzle1
 @pytest.mark.parametrize("char", ["\x0c", "\u2028", "\x85"], ids=["form feed", "line separator", "next line"])
 def test_a_line_break_that_python_does_not_count_is_refused(char):
     """str.splitlines() breaks lines at these and Python does not: the lines the allowlist keeps, by their numbers,

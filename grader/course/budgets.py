@@ -268,11 +268,14 @@ def wide_tile(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], recorde
         return None
     width, where, code = recorder.wide_tile
     asked = ", ".join(f"{b}={blocks[b]}" for b in lesson_blocks if b in blocks)
-    if isinstance(width, tuple):  # more than two axes: a tile of tiles
+    if isinstance(width, tuple):  # a tile of tiles: three axes, or more elements than two blocks hold
+        shape, most = width
+        what = ("three or more axes of blocks where the lesson's tiles have two" if sum(n > 1 for n in shape) > 2
+                else f"{math.prod(shape)} elements, more than a tile of the launcher's blocks holds ({most})")
         return (f"over budget: this case asks for {asked}; your kernel made a block of shape "
-                f"[{', '.join(map(str, width))}], three or more axes of blocks where the lesson's tiles have two: it "
-                f"covers more of a row than one block of the launcher's\n  at {where}: {code}\n  Use tiles of the "
-                "blocks the launcher gives, two axes at most, so the kernel loops over blocks as the lesson asks.")
+                f"[{', '.join(map(str, shape))}], {what}: it covers more of a row than one block of the "
+                f"launcher's\n  at {where}: {code}\n  Use tiles of the blocks the launcher gives, two axes at most, "
+                "so the kernel loops over blocks as the lesson asks.")
     return (f"over budget: this case asks for {asked}; your kernel made a block {width} wide, wider than every block "
             f"the launcher gives ({max(blocks.values())} at most) and than every size of the case\n  at {where}: "
             f"{code}\n  Use blocks the launcher gives (smaller is fine), so the kernel loops over blocks as the "
@@ -280,11 +283,18 @@ def wide_tile(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], recorde
 
 
 def tile_limit(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], dims: Mapping[str, int]):
-    """What instrument.Recorder.tile_limit holds for a case: the widest block it gives and the sizes a block may
-    equal (D=64 in puzzle 12 is a dimension, not a tile); None where no block is the lesson."""
+    """What instrument.Recorder.tile_limit holds for a case: the widest block it gives, the sizes a block may
+    equal (D=64 in puzzle 12 is a dimension, not a tile), and the most elements one block may hold: the two largest
+    of the blocks and D multiplied ([B0, B1]; [BQ, BK] or [BQ, D]), so that [B1, B1] cannot hold a whole row with
+    no axis wider than B1 (it can where B1 is 16 or less: other cases catch it); None where no block is the
+    lesson."""
     if not any(b in blocks for b in lesson_blocks):
         return None
-    return max(blocks.values()), frozenset(v for v in dims.values() if isinstance(v, int))
+    # each at least 16: a tl.dot pads a narrower block to 16 lanes (puzzle 3's float32 dot with a [B1, 16] block of 1s)
+    widths = sorted([max(16, w) for w in [*blocks.values(), *([dims["D"]] if isinstance(dims.get("D"), int) else [])]],
+                    reverse=True)
+    most = widths[0] * (widths[1] if len(widths) > 1 else 1)
+    return max(blocks.values()), frozenset(v for v in dims.values() if isinstance(v, int)), most
 
 
 WATCH_MARGIN = 2  # a running kernel is stopped once it is this many times over a budget

@@ -556,6 +556,14 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
                               "the kernel checked")
                      for number in range(fn.lineno + 1, fn.end_lineno + 1)
                      if parts.lines[number - 1].strip().startswith("def ")]
+        # Triton's interpreter finds a kernel by the line that starts with "def " and its compiler by "def name(":
+        # a kernel's first line must be both, or each reads something else (a tab after def made the interpreter run
+        # the block's last line, a string's inside, as the kernel)
+        if not re.match(rf"def {re.escape(fn.name)}\s*\(", parts.lines[fn.lineno - 1].strip()):
+            problems.append((fn.lineno, f"write the first line of {fn.name} as `def {fn.name}(...`: one space "
+                                        "after def, and the name and its parenthesis on that line"))
+        problems += [(d.lineno, f"the decorator of {fn.name} on more than one line: write `@triton.jit` on one")
+                     for d in fn.decorator_list if d.end_lineno != d.lineno]
     for constant in parts.constants:
         if constant.startswith("_"):
             problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with _ "

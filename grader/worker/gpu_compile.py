@@ -744,10 +744,12 @@ class _Compiler:
         return signature, constexprs
 
     def _compile(self, request: dict) -> dict:
-        jits = _rebuild(request["functions"])
-        signature, constexprs = self._signature(request, jits)
         start = os.lseek(2, 0, os.SEEK_END)
         try:
+            # Inside the try: a kernel that Triton cannot even read (a `def \` line it finds no function in) fails
+            # the check, rather than skipping it; trouble of this machine's triton shows in _trouble's probe
+            jits = _rebuild(request["functions"])
+            signature, constexprs = self._signature(request, jits)
             source = self.source(jits[request["kernel"]], signature, constexprs)
             self.triton.compile(source, target=self.target("cuda", request["arch"], 32), options=request["options"])
         except _Stopped:

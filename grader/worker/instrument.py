@@ -47,6 +47,7 @@ import dataclasses
 import functools
 import inspect
 import linecache
+import math
 import os
 import re
 import sys
@@ -350,7 +351,7 @@ class Recorder:
         # sizes of the case a block may equal). Every block shape that runs is held to it; the first wider one is
         # kept in wide_tile as (its width, where, code).
         self.tile_limit: tuple[int, frozenset] | None = None
-        self.wide_tile: tuple[int | tuple, str, str] | None = None
+        self.wide_tile: tuple[int | tuple, str, str] | None = None  # a width, or (shape, most elements)
         self._accesses_since_watch = 0
         self.traffic = Traffic()
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
@@ -669,13 +670,14 @@ class Recorder:
 
     def _check_tile(self, result):
         """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""
-        widest, sizes = self.tile_limit
+        widest, sizes, most = self.tile_limit
         shape = getattr(getattr(result, "data", None), "shape", ())
         if not shape or self.wide_tile is not None:
             return
-        if sum(size > 1 for size in shape) > 2:  # [B0, B1, B1]: B1 x B1 columns of a row in one block, each axis narrow
+        # [B0, B1, B1] or [B1, B1]: B1 x B1 columns of a row in one block, with no axis wider than B1
+        if sum(size > 1 for size in shape) > 2 or math.prod(shape) > most:
             where, code = _kernel_line()
-            self.wide_tile = (tuple(int(size) for size in shape), where, code)
+            self.wide_tile = ((tuple(int(size) for size in shape), most), where, code)
             return
         if max(shape) <= widest:
             return
