@@ -208,7 +208,7 @@ MUTATIONS = [
                     "        b = b_desc.load([whole, pid_n * BN]).to(tl.float32)\n"
                     "        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)\n    c_desc.store("),)),
     Mutation(11, "persistent: bands start at band, not band * GROUP_M", "first_row_block = band * GROUP_M",
-             "first_row_block = band", "never_written", "elements of c never written", beyond=True,
+             "first_row_block = band", "race", "both wrote c[", beyond=True,  # band 1 redoes row block 1's tiles
              own_launcher=True),
     Mutation(11, "persistent: the last tile dropped", "tl.cdiv(M, BM) * tl.cdiv(N, BN), tl.num_programs(0)):",
              "tl.cdiv(M, BM) * tl.cdiv(N, BN) - 1, tl.num_programs(0)):", "never_written", "never written",

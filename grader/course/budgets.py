@@ -285,15 +285,15 @@ def wide_tile(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], recorde
 def tile_limit(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], dims: Mapping[str, int]):
     """What instrument.Recorder.tile_limit holds for a case: the widest block it gives, the sizes a block may
     equal (D=64 in puzzle 12 is a dimension, not a tile), and the most elements one block may hold: the two largest
-    of the blocks and D multiplied ([B0, B1]; [BQ, BK] or [BQ, D]), so that [B1, B1] cannot hold a whole row with
-    no axis wider than B1 (it can where B1 is 16 or less: other cases catch it); None where no block is the
-    lesson."""
+    blocks multiplied ([B0, B1]), so that [B1, B1] cannot hold a whole row with no axis wider than B1 (it can where
+    B1 is 16 or less: other cases catch it); None where no block is the lesson."""
     if not any(b in blocks for b in lesson_blocks):
         return None
-    # each at least 16: a tl.dot pads a narrower block to 16 lanes (puzzle 3's float32 dot with a [B1, 16] block of 1s)
-    widths = sorted([max(16, w) for w in [*blocks.values(), *([dims["D"]] if isinstance(dims.get("D"), int) else [])]],
-                    reverse=True)
-    most = widths[0] * (widths[1] if len(widths) > 1 else 1)
+    # Each at least 16: a tl.dot pads a narrower block to 16 lanes (puzzle 3's float32 dot with a [B1, 16] block of
+    # 1s). None where tiles have a D axis (12, 17): there tl.dot takes the keys on one axis, which the width check
+    # holds, and a [BQ, BK, D] product on CUDA cores is the dot budget's to name.
+    widths = sorted(max(16, w) for w in blocks.values())
+    most = None if "D" in dims else widths[-1] * (widths[-2] if len(widths) > 1 else 1)
     return max(blocks.values()), frozenset(v for v in dims.values() if isinstance(v, int)), most
 
 

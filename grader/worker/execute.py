@@ -124,10 +124,7 @@ _ADVICE = (
      "A tensor descriptor's offsets are in elements, not blocks: desc.load([pid_m * BM, k]), not "
      "desc.load([pid_m, k]); along the last dimension an offset must also be a multiple of 16 bytes (8 float16 or "
      "4 float32 elements)."),
-    ("input and other must have equal reduction dimensions",
-     "tl.dot multiplies an [M, K] block by a [K, N] block: the first's last dimension must equal the second's "
-     "first. If a block came from a tensor descriptor, check the block_shape it was made with (b's is [BK, BN]); "
-     "for q k^T, transpose k with tl.trans(k)."),
+    ("input and other must have equal reduction dimensions", gpu_compile.DOT_SHAPES),
     ("arange's arguments must be of type tl.constexpr",
      "tl.arange's bounds are compile-time constants: use a block size (`tl.arange(0, B0)`, a tl.constexpr "
      "parameter) and mask the lanes past the size: `offsets < N0`. A size such as N0 is a run-time value."),

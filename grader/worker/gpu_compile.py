@@ -299,6 +299,11 @@ BOOLEAN_OF_A_BLOCK = (
     "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
 
 
+DOT_SHAPES = (
+    "tl.dot multiplies an [M, K] block by a [K, N] block: the first's last dimension must equal the second's first. "
+    "If a block came from a tensor descriptor, check the block_shape it was made with (b's is [BK, BN]); for q k^T, "
+    "transpose k with tl.trans(k).")
+
 SHAPES_MEET = (
     "two blocks of different shapes meet on this line, e.g. a row's [B0] value against a [B0, B1] tile: give the "
     "[B0] one its second axis, `delta[:, None]`, and check the axis of tl.sum / tl.max (axis=1 reduces [B0, B1] to "
@@ -316,6 +321,8 @@ def _advice(message: str, functions: dict, error: dict) -> str:
         return BLOCK_POINTERS_REMOVED
     if "Cannot make_shape_compatible" in message:
         return SHAPES_MEET
+    if "input and other must have equal reduction dimensions" in message:
+        return DOT_SHAPES
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
         name = found[1]

@@ -674,17 +674,14 @@ class Recorder:
         shape = getattr(getattr(result, "data", None), "shape", ())
         if not shape or self.wide_tile is not None:
             return
-        # [B0, B1, B1] or [B1, B1]: B1 x B1 columns of a row in one block, with no axis wider than B1
-        if sum(size > 1 for size in shape) > 2 or math.prod(shape) > most:
-            where, code = _kernel_line()
-            self.wide_tile = ((tuple(int(size) for size in shape), most), where, code)
-            return
-        if max(shape) <= widest:
-            return
         wider = [size for size in shape if size > widest and size not in sizes]
         if wider:
             where, code = _kernel_line()
             self.wide_tile = (max(wider), where, code)
+        # [B0, B1, B1] or [B1, B1]: B1 x B1 columns of a row in one block, with no axis wider than B1
+        elif most is not None and (sum(size > 1 for size in shape) > 2 or math.prod(shape) > most):
+            where, code = _kernel_line()
+            self.wide_tile = ((tuple(int(size) for size in shape), most), where, code)
 
     def dead_dot_work(self) -> int:
         """Multiply-adds of tl.dot calls whose results never reached a store."""
