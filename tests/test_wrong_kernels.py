@@ -38,7 +38,7 @@ MUTATIONS = [
     Mutation(1, "off-by-one mask", "mask = offsets < N0", "mask = offsets <= N0", "out_of_bounds",
              "1 of 9 unmasked lanes outside it (offsets 200; valid 0..199)"),
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
-             "race", "both wrote z[0], the same value: each output element is written by one program"),
+             "race", "stored the very same elements of z (from z[0] on): every program works on the same block"),
     Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
              "no kernel stored into the tensor you returned as z"),
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
@@ -84,7 +84,7 @@ MUTATIONS = [
     Mutation(2, "missing row mask", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",
              "mask = cols[None, :] < N0", "out_of_bounds", "out-of-bounds store on z"),
     Mutation(2, "program ids swapped", "cols = tl.program_id(0) * B0", "cols = tl.program_id(1) * B0",
-             "race", "the same value: each output element is written by one program"),
+             "race", "stored the very same elements of z (from z[0, 0] on)"),
     # puzzle 3
     Mutation(3, "sums only the first block", "for start in tl.range(0, T, B1):", "for start in tl.range(0, B1, B1):",
              "mismatch", "only the first block"),
