@@ -119,12 +119,10 @@ _ADVICE = (
     ("active drivers",
      "This kernel was defined before `import grader` switched Triton to its interpreter (no GPU here). Run the "
      "cell with `import grader` first, then re-run the cell that defines your kernel."),
-    ("Block pointers have been removed", gpu_compile.BLOCK_POINTERS_REMOVED),
     ("block offset start must be 16-byte aligned",
      "A tensor descriptor's offsets are in elements, not blocks: desc.load([pid_m * BM, k]), not "
      "desc.load([pid_m, k]); along the last dimension an offset must also be a multiple of 16 bytes (8 float16 or "
      "4 float32 elements)."),
-    ("input and other must have equal reduction dimensions", gpu_compile.DOT_SHAPES),
     ("arange's arguments must be of type tl.constexpr",
      "tl.arange's bounds are compile-time constants: use a block size (`tl.arange(0, B0)`, a tl.constexpr "
      "parameter) and mask the lanes past the size: `offsets < N0`. A size such as N0 is a run-time value."),
@@ -135,11 +133,11 @@ _ADVICE = (
      "A block's shape (tl.zeros, tl.full, tl.arange) must be made of tl.constexpr values: a run-time size such "
      "as H or D cannot shape a block. Use the padded constexpr sizes the launcher passes (e.g. H_PAD, D_PAD = "
      "next powers of two) and mask the padding: tl.zeros([H_PAD, D_PAD], dtype=tl.float32)."),
-    ("Cannot make_shape_compatible", gpu_compile.SHAPES_MEET),
     ("Expected pointer argument to have shape",
      "The value stored has a different shape from the block of pointers: check the axis of the reductions "
      "that made it."),
     ("Boolean value of Tensor", gpu_compile.BOOLEAN_OF_A_BLOCK),
+    *gpu_compile.ADVICE_BY_CLUE,
     ("out of bounds for shape",
      "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
      "tl.maximum(a, b)."),

@@ -316,13 +316,19 @@ BLOCK_POINTERS_REMOVED = (
     "Block pointers still work on triton 3.6.")
 
 
+# Triton's messages whose cause is common in a learner's kernel, as (clue, advice): the compile check's, and the
+# interpreter's too (grader.worker.execute._ADVICE takes them), since either may meet the mistake first.
+ADVICE_BY_CLUE = (
+    ("Block pointers have been removed", BLOCK_POINTERS_REMOVED),
+    ("Cannot make_shape_compatible", SHAPES_MEET),
+    ("input and other must have equal reduction dimensions", DOT_SHAPES),
+)
+
+
 def _advice(message: str, functions: dict, error: dict) -> str:
-    if "Block pointers have been removed" in message:
-        return BLOCK_POINTERS_REMOVED
-    if "Cannot make_shape_compatible" in message:
-        return SHAPES_MEET
-    if "input and other must have equal reduction dimensions" in message:
-        return DOT_SHAPES
+    for clue, advice in ADVICE_BY_CLUE:
+        if clue in message:
+            return advice
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
         name = found[1]
