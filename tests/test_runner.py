@@ -33,7 +33,9 @@ def test_a_crash_fails_its_case_and_grading_goes_on():
 def test_a_hang_the_alarm_cannot_stop_is_killed():
     result = _grade("p01_hangs_in_c.py", timeout=1.0, grace=20.0)
     assert result.status == "failed"
-    assert result.cases[0].reason == "timeout" and "stopped after 21 s" in result.cases[0].message
+    # 21 s of CPU time, or on a loaded machine the wall-clock backstop (5 x 1 + 20 s) first: either stops it
+    assert result.cases[0].reason == "timeout", result.cases[0].message
+    assert "stopped after 21 s of CPU time" in result.cases[0].message or "stopped after 25 s" in result.cases[0].message
     assert {c.reason for c in result.cases[1:]} == {"skipped"}
 
 

@@ -21,7 +21,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterable
 
 from grader.paths import ROOT
 from grader.safe_output import clean_text
@@ -90,26 +92,28 @@ def _process_table(cpu: bool = False) -> dict[int, tuple]:
     return table
 
 
-def descendants(excluded: int | None = None) -> set[int]:
-    """Every living process whose chain of parents leads to this one (but for `excluded` and its own)."""
+def descendants(excluded: Iterable[int] = ()) -> set[int]:
+    """Every living process whose chain of parents leads to this one, but for the `excluded` ones and theirs."""
     table = _process_table()
     children: dict[int, list[int]] = {}
     for pid, (parent, _) in table.items():
         children.setdefault(parent, []).append(pid)
+    excluded = set(excluded)
     found, frontier = set(), [os.getpid()]
     while frontier:
         for child in children.get(frontier.pop(), []):
-            if child not in found and child != excluded:
+            if child not in found and child not in excluded:
                 found.add(child)
                 frontier.append(child)
     return {pid for pid in found if table[pid][1] != "Z" or table[pid][0] == os.getpid()}
 
 
-def kill_descendants(spare: set[int]) -> None:
-    """SIGKILL every descendant but `spare` (processes that were ours before grading), and reap those that
-    become our children, until none is left: a process that forks while we kill is found on the next round."""
+def kill_descendants(spare: set[int], keep: Iterable[int] = ()) -> None:
+    """SIGKILL every descendant but `spare` (processes that were ours before grading) and the trees of `keep`
+    (workers of other gradings running beside this one, workers started early), and reap those that become our
+    children, until none is left: a process that forks while we kill is found on the next round."""
     for _ in range(100):
-        found = descendants() - spare
+        found = descendants(excluded=keep) - spare
         if not found:
             return
         for pid in found:
@@ -222,41 +226,62 @@ class _Started:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-_prestarted: list[_Started] = []
+_prestarted: dict[bool, _Started] = {}  # by mode (interpret), one each: a native grading also needs the interpreter's
+_live: dict[int, Worker] = {}  # workers given a job and not yet closed, by pid (gradings may run side by side)
+_lock = threading.Lock()
 
 
 def prestart(interpret: bool) -> None:
     """Start a worker now, to be taken by the next Worker of this mode: its imports run while the caller does its
     own. A prestarted worker that is not taken is ended at exit."""
-    if not _prestarted:
+    with _lock:
+        if interpret in _prestarted:
+            return
         try:
-            _prestarted.append(_Started(interpret))
+            _prestarted[interpret] = _Started(interpret)
         except Broken:
             return  # the Worker that would have taken it says why
-        import atexit
+        if len(_prestarted) == 1:
+            import atexit
 
-        atexit.register(_discard_prestarted)
+            atexit.register(_discard_prestarted)
 
 
-def prestarted_pid() -> int | None:
-    """The process of the worker waiting to be taken, if any (it is no grading's leftover)."""
-    return _prestarted[0].proc.pid if _prestarted else None
+def prestarted_pids() -> set[int]:
+    """The processes of the workers waiting to be taken (they are no grading's leftovers)."""
+    with _lock:
+        return {started.proc.pid for started in _prestarted.values()}
+
+
+def _protected(worker: Worker | None = None) -> set[int]:
+    """Processes whose trees a worker's end must not touch: the other live workers, and those waiting."""
+    with _lock:
+        return {pid for pid in _live if _live[pid] is not worker} | {s.proc.pid for s in _prestarted.values()}
 
 
 def _taken_prestarted(interpret: bool) -> _Started | None:
-    """The prestarted worker, if it is of this mode and alive; a worker of the other mode is ended."""
-    if not _prestarted:
+    """The prestarted worker of this mode, if it is alive."""
+    with _lock:
+        started = _prestarted.pop(interpret, None)
+    if started is None:
         return None
-    started = _prestarted.pop()
-    if started.interpret == interpret and started.proc.poll() is None:
+    if started.proc.poll() is None:
         return started
     started.discard()
     return None
 
 
+def discard_prestarted() -> None:
+    """End the workers waiting to be taken (they also end when this process exits)."""
+    _discard_prestarted()
+
+
 def _discard_prestarted() -> None:
-    while _prestarted:
-        _prestarted.pop().discard()
+    with _lock:
+        waiting = list(_prestarted.values())
+        _prestarted.clear()
+    for started in waiting:
+        started.discard()
 
 
 class Worker:
@@ -278,6 +303,8 @@ class Worker:
         self.closed = False
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.fd, selectors.EVENT_READ)
+        with _lock:
+            _live[self.proc.pid] = self
 
     def _read(self) -> None:
         try:
@@ -335,7 +362,7 @@ class Worker:
 
     def _drain(self) -> None:
         """Read what the exited worker left in the pipe, after stopping any process that still holds it."""
-        kill_descendants(self.spare)
+        kill_descendants(self.spare, _protected(self))
         while not self.eof and self.selector.select(0):
             before = len(self.lines.buffer)
             self._read()
@@ -355,7 +382,9 @@ class Worker:
             except (ProcessLookupError, PermissionError):
                 pass
         code = self.proc.wait()
-        kill_descendants(self.spare)
+        kill_descendants(self.spare, _protected(self))
+        with _lock:
+            _live.pop(self.proc.pid, None)
         self.selector.close()
         os.close(self.fd)
         self.printed.seek(0)

@@ -29,15 +29,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import threading
+import time
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 
 from grader import env, transfer
 from grader.course import registry
 from grader.course.cases import spec_args
+from grader.course.puzzle import skip_reason
 from grader.judge import processes, submission
 from grader.judge.processes import GRACE, WALL_FACTOR, Broken, Limit
 from grader.judge.submission import vet_submission
-from grader.judge.verdict import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, result_for
+from grader.judge.verdict import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, prepare, result_for
 from grader.paths import shown, source_path
 from grader.safe_output import clean_text, one_line
 
@@ -79,6 +84,17 @@ def _checked(event: dict, puzzle: int, expected_case: int, in_flight: bool) -> s
     return kind
 
 
+def _trace(interpret: bool, event) -> None:
+    """With GRADER_TRACE=FILE, a line per worker event: the time (seconds since the epoch), the mode, the event
+    (scripts/latency.py --breakdown reads it; a benchmark's tool, off by default)."""
+    path = os.environ.get("GRADER_TRACE")
+    if path:
+        what = event if isinstance(event, str) or event is None else " ".join(
+            str(event.get(k, "")) for k in ("event", "puzzle", "case"))
+        with open(path, "a") as trace:
+            trace.write(f"{time.time():.3f} {'interpreter' if interpret else 'native'} {what}\n")
+
+
 # -- grading ---------------------------------------------------------------------------------------------
 
 class _Grading:
@@ -86,8 +102,15 @@ class _Grading:
 
     def __init__(self, puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                  timeout: float, grace: float, kernels: dict | None = None, progress=None,
-                 only: dict[int, list[int]] | None = None, first_failure: bool = False):
+                 only: dict[int, list[int]] | None = None, first_failure: bool = False,
+                 references: Executor | None = None):
         self.impl, self.file, self.seed, self.interpret = impl, file, seed, interpret
+        # Each case's inputs and reference (verdict.prepare), computed on these threads while the worker runs the
+        # puzzle: the judge's float64 reference of a native case can take as long as the GPU's whole run.
+        self.references = references
+        self.prepared: dict[tuple[int, int], Future] = {}
+        self.finished = threading.Event()  # every puzzle has its results (or the grading was stopped)
+        self.on_finished = None  # called with a puzzle's number once its results are complete
         # The cases to run, by index, per puzzle: every case, or `only` those (the interpreter's checks of a native
         # grading run on the small cases).
         self.order = {p.number: (only or {}).get(p.number, list(range(len(p.cases)))) for p in puzzles}
@@ -99,6 +122,21 @@ class _Grading:
         self.results: dict[int, list[CaseResult]] = {p.number: [] for p in puzzles}
         self.notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
         self.pending = [p.number for p in puzzles]
+
+    def _finish_first(self) -> None:
+        """The first pending puzzle has all its results."""
+        number = self.pending.pop(0)
+        self.prepared = {key: f for key, f in self.prepared.items() if key[0] != number or not f.cancel()}
+        if self.on_finished is not None:
+            self.on_finished(number)
+
+    def run(self, spare: set[int], stop: threading.Event) -> None:
+        """Run workers until every puzzle is graded, or `stop` is set."""
+        try:
+            while self.pending and not stop.is_set():
+                self.run_worker(spare)
+        finally:
+            self.finished.set()
 
     def job(self) -> dict:
         return {"puzzles": [{"puzzle": n, "cases": self.order[n][len(self.results[n]):],
@@ -119,10 +157,11 @@ class _Grading:
         if index < len(puzzle.cases):
             self.results[puzzle.number].append(result_for(puzzle.cases[index], reason, message))
         if len(self.results[puzzle.number]) >= len(self.order[puzzle.number]) or reason == "timeout":
-            self.pending.pop(0)
+            self._finish_first()
 
     def _fail_import(self, reason: str, message: str) -> None:
-        self.results[self.pending.pop(0)] = [CaseResult("import", False, reason, message)]
+        self.results[self.pending[0]] = [CaseResult("import", False, reason, message)]
+        self._finish_first()
 
     def run_worker(self, spare: set[int]) -> None:
         """Start a worker on the pending puzzles and follow it until it ends, fails or is stopped."""
@@ -136,6 +175,7 @@ class _Grading:
                 wall = (WALL_FACTOR if self.interpret else 1) * self.timeout + self.grace
                 limit = Limit(self.timeout + self.grace, wall, worker)
                 event = worker.next_event(limit)
+                _trace(self.interpret, event)
                 if event == "timeout":
                     killed = True
                     self._timed_out(phase, limit.why)
@@ -146,7 +186,7 @@ class _Grading:
                 phase = self._handle(event, phase)
                 if self.first_failure and phase == "puzzle" and not self.results[self.pending[0]][-1].passed:
                     killed = True  # this puzzle is decided: the worker goes, and a fresh one takes the next puzzle
-                    self.pending.pop(0)
+                    self._finish_first()
                     return
         except Broken:
             killed = True
@@ -175,6 +215,7 @@ class _Grading:
         if kind == "load":
             if phase not in ("ready", "between"):
                 raise transfer.Malformed("a load event inside a puzzle")
+            self._prepare(puzzle)
             return "import"
         if kind == "load_error":
             if phase != "import":
@@ -198,12 +239,22 @@ class _Grading:
         if len(results) < len(order) and not (results and ends_puzzle(results[-1].reason, order[len(results) - 1])):
             raise transfer.Malformed(f"a done event after {len(results)} of {len(order)} cases")
         self.notices[puzzle.number] = [clean_text(one_line(n), NOTICE_CHARS) for n in event["notices"][:MAX_NOTICES]]
-        self.pending.pop(0)
+        self._finish_first()
         return "between"
+
+    def _prepare(self, puzzle: registry.Puzzle) -> None:
+        """Start computing the inputs and references of the puzzle's cases still to run."""
+        if self.references is None:
+            return
+        for index in self.order[puzzle.number][len(self.results[puzzle.number]):]:
+            case = puzzle.cases[index]
+            if (puzzle.number, index) not in self.prepared and skip_reason(case, self.device, puzzle.number) is None:
+                self.prepared[puzzle.number, index] = self.references.submit(prepare, puzzle, case, self.seed)
 
     def _judge(self, puzzle: registry.Puzzle, index: int, execution: transfer.Execution) -> CaseResult:
         try:
-            return judge(puzzle, puzzle.cases[index], self.seed, self.device, execution)
+            return judge(puzzle, puzzle.cases[index], self.seed, self.device, execution,
+                         self.prepared.pop((puzzle.number, index), None))
         except transfer.Malformed:
             raise
         except Exception as exc:  # data that passed the checks yet cannot be judged: the worker's doing
@@ -239,9 +290,9 @@ class _Grading:
         elif phase == "puzzle" and code == 0:
             pass  # it ended after a case that lost the GPU (worker/execute.CONTEXT_LOST): a fresh one goes on
         else:  # died between cases, or before the first: report it once
-            number = self.pending.pop(0)
-            self.results[number].append(CaseResult("startup", False, "error", f"the grading process "
-                                                   f"{processes._describe_exit(code)} before grading this puzzle"))
+            self.results[self.pending[0]].append(CaseResult("startup", False, "error", f"the grading process "
+                                                 f"{processes._describe_exit(code)} before grading this puzzle"))
+            self._finish_first()
 
 
 SMALL_CASE = 1 << 18  # input elements: a case the interpreter runs in about a second
@@ -263,24 +314,6 @@ def _small_cases(puzzle: registry.Puzzle) -> list[int]:
     return small
 
 
-def _interpreter_checks(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, timeout: float,
-                        grace: float, kernels: dict, spare: set[int],
-                        graded: dict[int, int] | None = None) -> dict[int, dict[int, CaseResult]]:
-    """Natively, the same kernels on the puzzles' small cases in the interpreter, with its record: bounds,
-    undefined lanes, coverage, budgets and races (a GPU verdict checks what the interpreter checks).
-    {puzzle: {case index: result}}; {} where this machine's interpreter cannot run (``interpreter_problem``).
-    `graded`: how many cases the native grading ran per puzzle (it may have stopped early); checks go no further."""
-    if puzzles and interpreter_problem():
-        return {}
-    graded = graded or {}
-    only = {p.number: [i for i in _small_cases(p) if i < graded.get(p.number, len(p.cases))] for p in puzzles}
-    checks = _Grading([p for p in puzzles if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
-                      only=only)
-    while checks.pending:
-        checks.run_worker(spare)
-    return {number: dict(zip(only[number], found)) for number, found in checks.results.items()}
-
-
 def interpreter_problem() -> str | None:
     """Why the interpreter's checks cannot run beside a native grading here (triton 3.6's interpreter with numpy
     2.4 or newer), as the note that says so; None when they can."""
@@ -295,26 +328,27 @@ INTERPRETER_FOUND = "the GPU computed the right values, but the interpreter's ch
 
 
 def _combined(native: list[CaseResult], checked: dict[int, CaseResult]) -> list[CaseResult]:
-    """A case passes natively only if the interpreter's checks pass it too; where the two disagree, the result
-    says which one failed and why. Where both pass, the interpreter's record gives the report its traffic."""
+    """A case passes natively only if the interpreter's checks pass it too. Where the checks find a bug, their
+    report is the one shown, reason and hint (they name the tensor, the lanes, the line), with what the GPU said
+    beside it; where only the GPU fails a case, the GPU's report says that the interpreter passes it. Where both
+    pass, the interpreter's record gives the report its traffic."""
     combined = []
     for index, case in enumerate(native):
         other = checked.get(index)
-        if other is None or other.reason == "skipped":
+        if other is None or other.reason in ("skipped", "timeout", "crashed"):  # no finding of the interpreter's
             combined.append(case)
         elif case.passed and not other.passed:
             combined.append(dataclasses.replace(other, message=INTERPRETER_FOUND + other.message))
         elif case.passed:
             combined.append(dataclasses.replace(case, accesses=other.accesses, programs=other.programs,
                                                 coach=other.coach))
-        elif case.reason == other.reason == "out_of_bounds":  # the interpreter names the tensor, lanes and line
-            combined.append(dataclasses.replace(other, message=f"{other.message}\n  (on the GPU: {case.message})"))
-        elif other.passed and case.reason not in ("timeout",):
+        elif not other.passed:
+            gpu = one_line(case.message)[:300]
+            combined.append(dataclasses.replace(other, message=f"{other.message}\n  (on the GPU: {gpu})"))
+        else:
             combined.append(dataclasses.replace(case, message=f"on the GPU: {case.message}\n  (the interpreter "
                                                 "passes this case: the GPU compiler or the GPU itself differs; see "
                                                 "the message above)"))
-        else:
-            combined.append(case)
     return combined
 
 
@@ -339,17 +373,20 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
 
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                    timeout: float, mode: str, grace: float = GRACE, capability: tuple[int, int] | None = None,
-                   own_launcher: bool = False, progress=None, first_failure: bool = False) -> list[PuzzleResult]:
+                   own_launcher: bool = False, progress=None, first_failure: bool = False,
+                   on_result=None) -> list[PuzzleResult]:
     """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
 
     Kernel-only grading is the default for puzzles/ and --file: the judge reads the file's kernels without running
     it, and the worker runs them under the puzzle's own launcher. `own_launcher` (the practice path) and the
     reference solutions import the whole file in the worker and grade its launcher; such a result is not to be
-    trusted by a classroom (``PuzzleResult.trusted``). Natively, a puzzle this GPU cannot run
+    trusted by a classroom (``PuzzleResult.trusted``). Natively, the interpreter's checks of the same kernels run
+    beside the GPU's run, in a worker of their own (``_combined`` joins the two); a puzzle this GPU cannot run
     (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
     its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
-    judged. With `first_failure`, a puzzle stops at its first failing case (the grader's own tests). Raises
-    ``Broken`` when a worker cannot start."""
+    judged; `on_result` with each PuzzleResult as soon as its puzzle is decided, in the order of `puzzles`. With
+    `first_failure`, a puzzle stops at its first failing case (the grader's own tests). Raises ``Broken`` when a
+    worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
@@ -367,68 +404,150 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
         refusal = vet_submission(file)
         if refusal is not None:
             decided = {p.number: [CaseResult("import", False, "error", refusal)] for p in puzzles}
-    modes = {p.number: mode for p in puzzles}
-    if not interpret:
-        capability = capability or env.gpu_capability()
-        gpu = env.gpu_label() or f"sm_{capability[0]}{capability[1]}"
-        for puzzle in puzzles:
-            why = puzzle.unsupported_on(capability)
-            if why is not None:
-                modes[puzzle.number] = "interpreter"
-                notices[puzzle.number].append(f"graded in the interpreter, on the CPU: this GPU, {gpu}, cannot "
-                                              f"run puzzle {puzzle.number} natively, as {why}")
-            else:
-                notices[puzzle.number] += puzzle.gpu_notes(capability)
+    modes = _modes(puzzles, interpret, capability, notices)
+    references = ThreadPoolExecutor(max_workers=2 if interpret else 4, thread_name_prefix="reference")
     # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
     gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter
                           and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels,
-                         progress, first_failure=first_failure)
+                         progress, first_failure=first_failure, references=references)
                 for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
+    checks = None
+    native = [p for p in puzzles if modes[p.number] == "native" and p.number not in decided]
+    if native:  # a native "Solved" must also be an interpreter "Solved"
+        skipped = interpreter_problem()
+        for puzzle in native:
+            if skipped:
+                notices[puzzle.number].append(skipped)
+        if not skipped:
+            only = {p.number: _small_cases(p) for p in native}
+            checks = _Grading([p for p in native if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
+                              only=only, first_failure=first_failure, references=references)
     runs_code = any(grading.pending for grading in gradings)
     processes.become_subreaper()
-    spare = processes.descendants(excluded=processes.prestarted_pid())  # the prestarted worker is ours to end
+    spare = processes.descendants(excluded=processes.prestarted_pids())  # the prestarted workers are ours to end
     # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a
     # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
     # kernel keeps the edit; nor for kernel-only grading, which runs none of the file's Python.)
     grader_files = processes.snapshot_grader() if file is not None and own_launcher and runs_code else None
-    tampered, stopped_by, checked = [], None, {}
+    joined = _Joined(puzzles, gradings, checks, decided, modes, notices, seed, impl, file, own_launcher,
+                     on_result if grader_files is None else None)
+    tampered, stopped_by, stop = [], None, threading.Event()
+    beside = threading.Thread(target=_run_checks, args=(checks, spare, stop), daemon=True) if checks else None
     try:
+        if beside is not None:
+            beside.start()
         for grading in gradings:
-            while grading.pending:
-                grading.run_worker(spare)
-        if not interpret:  # a native "Solved" must also be an interpreter "Solved"
-            skipped = interpreter_problem()
-            for puzzle in puzzles:
-                if skipped and modes[puzzle.number] == "native":
-                    notices[puzzle.number].append(skipped)
-            graded = {n: len(cases) for grading in gradings for n, cases in grading.results.items()}
-            checked = _interpreter_checks([p for p in puzzles if modes[p.number] == "native" and
-                                           p.number not in decided], impl, file, seed, timeout, grace, kernels, spare,
-                                          graded)
+            grading.run(spare, stop)
+        if beside is not None:
+            while beside.is_alive():  # a join with a timeout, so that Ctrl-C reaches this thread
+                beside.join(0.2)
+            if checks.failure is not None:
+                raise checks.failure
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
         stopped_by = exc.args[0] if exc.args else "SIGINT"
     finally:
-        processes.kill_descendants(spare)
+        stop.set()
+        processes.kill_descendants(spare, processes.prestarted_pids())
+        if beside is not None:
+            beside.join()
+        references.shutdown(wait=False, cancel_futures=True)
         if grader_files is not None:
             tampered = processes.restore_grader(grader_files)
-    results = {number: cases for grading in gradings for number, cases in grading.results.items()
-               if number not in grading.pending}
-    for number, found in checked.items():
-        if number in results:
-            results[number] = _combined(results[number], found)
-    results.update(decided)
+    done = joined.done()
     if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
-        for puzzle in puzzles:
-            results[puzzle.number].append(CaseResult(
-                "grader files", False, "error", f"the submission changed the grader's own files "
-                f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
-    worker_notices = {number: found for grading in gradings for number, found in grading.notices.items()}
-    assembled = [assemble(p, results[p.number], seed, modes[p.number], shown(source_path(p, impl, file)),
-                          notices[p.number] + worker_notices.get(p.number, []), trusted=not own_launcher)
-                 for p in puzzles if p.number in results]
+        for puzzle in done:
+            joined.cases(puzzle.number).append(CaseResult(
+                    "grader files", False, "error", f"the submission changed the grader's own files "
+                    f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
+    assembled = [joined.assemble(p) for p in done]
     if stopped_by is not None:
         raise Interrupted(assembled, stopped_by)
     return assembled
+
+
+def _modes(puzzles: list[registry.Puzzle], interpret: bool, capability: tuple[int, int] | None,
+           notices: dict[int, list[str]]) -> dict[int, str]:
+    """Each puzzle's mode, "interpreter" or "native": natively, a puzzle this GPU cannot run goes to the
+    interpreter, and its notices say why (or note what the GPU lacks)."""
+    modes = {p.number: "interpreter" if interpret else "native" for p in puzzles}
+    if interpret:
+        return modes
+    capability = capability or env.gpu_capability()
+    gpu = env.gpu_label() or f"sm_{capability[0]}{capability[1]}"
+    for puzzle in puzzles:
+        why = puzzle.unsupported_on(capability)
+        if why is not None:
+            modes[puzzle.number] = "interpreter"
+            notices[puzzle.number].append(f"graded in the interpreter, on the CPU: this GPU, {gpu}, cannot run "
+                                          f"puzzle {puzzle.number} natively, as {why}")
+        else:
+            notices[puzzle.number] += puzzle.gpu_notes(capability)
+    return modes
+
+
+def _run_checks(checks: _Grading, spare: set[int], stop: threading.Event) -> None:
+    """The interpreter's checks of a native grading, on a thread of their own; a failure is kept for the caller."""
+    checks.failure = None
+    try:
+        checks.run(spare, stop)
+    except BaseException as exc:  # Broken: the caller raises it
+        checks.failure = exc
+
+
+class _Joined:
+    """The results of a grading's parts (one grading per mode, the interpreter's checks of native puzzles, the
+    puzzles decided without a worker), put together per puzzle; each puzzle's result goes to `on_result` as soon as
+    every part has finished it and the puzzles before it have gone."""
+
+    def __init__(self, puzzles, gradings, checks, decided, modes, notices, seed, impl, file, own_launcher, on_result):
+        self.puzzles, self.gradings, self.checks, self.decided = puzzles, gradings, checks, decided
+        self.modes, self.notices, self.seed, self.own_launcher = modes, notices, seed, own_launcher
+        self.sources = {p.number: shown(source_path(p, impl, file)) for p in puzzles}
+        self.on_result = on_result
+        self.results: dict[int, list[CaseResult]] = {}
+        self.sent = 0  # puzzles given to on_result
+        self.lock = threading.Lock()
+        for grading in [*gradings, *([checks] if checks else [])]:
+            grading.on_finished = self._finished
+
+    def _part_done(self, grading: _Grading, number: int) -> bool:
+        return number not in grading.results or number not in grading.pending
+
+    def _ready(self, number: int) -> bool:
+        if number in self.decided:
+            return True
+        parts = [*self.gradings, *([self.checks] if self.checks else [])]
+        return all(self._part_done(g, number) for g in parts) and any(number in g.results for g in self.gradings)
+
+    def _finished(self, _number: int) -> None:
+        if self.on_result is None:
+            return
+        with self.lock:
+            while self.sent < len(self.puzzles) and self._ready(self.puzzles[self.sent].number):
+                self.on_result(self.assemble(self.puzzles[self.sent]))
+                self.sent += 1
+
+    def cases(self, number: int) -> list[CaseResult]:
+        """The puzzle's results, its parts joined (once: later calls return the same list)."""
+        if number not in self.results:
+            cases = self.decided.get(number) or next(g.results[number] for g in self.gradings
+                                                     if number in g.results)
+            checks = self.checks
+            if checks is not None and number in checks.results and self.modes[number] == "native":
+                cases = _combined(cases, dict(zip(checks.order[number], checks.results[number])))
+            self.results[number] = cases
+        return self.results[number]
+
+    def assemble(self, puzzle: registry.Puzzle) -> PuzzleResult:
+        number = puzzle.number
+        worker_notices = [n for g in self.gradings for n in g.notices.get(number, [])]
+        return assemble(puzzle, self.cases(number), self.seed, self.modes[number], self.sources[number],
+                        self.notices[number] + worker_notices, trusted=not self.own_launcher)
+
+    def done(self) -> list[registry.Puzzle]:
+        """The puzzles graded to their end (those a stop cut short are left out)."""
+        return [p for p in self.puzzles if p.number in self.decided or
+                any(p.number in g.results and p.number not in g.pending for g in self.gradings)]
 
 
 def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,
@@ -450,7 +569,7 @@ def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, s
     job = {"puzzles": [{"puzzle": puzzle.number, "start": 0, "kernels": kernels}], "impl": impl, "file": file,
            "seed": seed, "interpret": True, "timeout": timeout, "map": index}
     processes.become_subreaper()
-    spare = processes.descendants(excluded=processes.prestarted_pid())  # the prestarted worker is ours to end
+    spare = processes.descendants(excluded=processes.prestarted_pids())  # the prestarted worker is ours to end
     grader_files = processes.snapshot_grader() if file is not None and own_launcher else None
     sent, why, tampered = None, "", []
     worker = processes.Worker(job, spare)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -70,10 +71,19 @@ def _check_outputs(puzzle: Puzzle, returned: list[transfer.Returned], expected: 
     return None
 
 
-def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfer.Execution) -> CaseResult:
+def prepare(puzzle: Puzzle, case: Case, seed: int) -> tuple[dict, dict, list[torch.Tensor]]:
+    """A case's inputs (rebuilt from the seed), its dimensions and the spec's float64 reference: what ``judge``
+    needs besides the worker's execution, so it can be computed while the worker runs (``grader.judge.runner``)."""
+    inputs, dims = make_inputs(puzzle.spec, case, seed)
+    return inputs, dims, reference(puzzle.spec, inputs)
+
+
+def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfer.Execution,
+          prepared: Future | None = None) -> CaseResult:
     """The grader's half of a case: rebuild the inputs from the seed, compute the float64 reference, and check
     (in this order) the worker's early failure, the outputs' kind, that every element was written, the values,
-    and that the inputs were left alone; then report the budget the worker found exceeded, if any.
+    and that the inputs were left alone; then report the budget the worker found exceeded, if any. `prepared`:
+    a future of ``prepare``'s result for this case, computed beforehand.
     Raises transfer.Malformed for a case skipped there only."""
     skip = skip_reason(case, device, puzzle.number)
     if skip is not None:
@@ -82,7 +92,7 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
     if early is not None and early.reason == "skipped":
         raise transfer.Malformed("the worker skipped a case that runs here")
     started = time.perf_counter()
-    inputs, dims = make_inputs(puzzle.spec, case, seed)
+    inputs, dims, expected = prepared.result() if prepared is not None else prepare(puzzle, case, seed)
 
     def finish(reason, message="", **extra):
         note = execution.note  # passing cases carry it too
@@ -95,7 +105,6 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
 
     if early is not None:
         return finish(early.reason, early.message, hint=early.hint, accesses=early.accesses)
-    expected = reference(puzzle.spec, inputs)
     inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
                 for k, v in inputs.items()}
     problem = _check_outputs(puzzle, execution.returned, expected, device)

@@ -8,6 +8,7 @@ import os
 import secrets
 import signal
 import sys
+import time
 from pathlib import Path
 
 from grader import env
@@ -52,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="draw which program loaded and stored each element of one case (a name or number; the "
                              "first failing case by default) instead of grading; --map FILE.png writes a PNG too")
     parser.add_argument("--heat", action="store_true", help="with --map: how often each element was read")
+    parser.add_argument("--watch", action="store_true",
+                        help="grade again each time the puzzle's file is saved (Ctrl-C to stop)")
     return parser
 
 
@@ -87,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--heat goes with --map: python -m grader 4 --map --heat")
     if args.map is not None and (args.json or args.gradescope):
         parser.error("--map draws a picture and grades nothing: leave out --json and --gradescope")
+    if args.watch and (args.json or args.gradescope or args.map is not None):
+        parser.error("--watch grades again on every save, for a learner at a terminal: leave out --json, "
+                     "--gradescope and --map")
+    if args.watch and not (args.puzzles or args.all):
+        parser.error("--watch needs a puzzle: python -m grader 1 --watch")
     if course_missing():
         parser.error(course_missing())
     previous = signal.signal(signal.SIGTERM, _terminate)
@@ -121,8 +129,11 @@ def _grade(parser, args) -> int:
     from grader.judge import processes
 
     # The first worker imports torch and triton while this process imports torch: two seconds each, side by side.
-    processes.prestart(interpret=args.interpret or args.map is not None or env.interpreter_forced() or
-                       not _may_have_a_gpu())
+    # Natively, a second one for the interpreter's checks, which run beside the GPU's run.
+    interpreted = args.interpret or args.map is not None or env.interpreter_forced() or not _may_have_a_gpu()
+    processes.prestart(interpret=interpreted)
+    if not interpreted and not env.version_problems(env.Mode(True, "")):
+        processes.prestart(interpret=True)
     from grader.course import registry
 
     selected = [registry.find(n) for n in numbers]
@@ -137,20 +148,45 @@ def _grade(parser, args) -> int:
         env.notice(f"note: --own-launcher runs the code in {shown_file} with your permissions; "
                    "grade untrusted submissions by their kernels alone (without --own-launcher).")
 
-    from grader import safe_output
-    from grader.judge import runner
-    from grader.show import gradescope, progress, report
-
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     if args.map is not None:
         from grader.show import memory_map
 
         return memory_map.command(selected, args.map, args.heat, args.impl, args.file, seed, args.timeout,
                                   mode.interpret, args.own_launcher)
+    if args.watch:
+        return _watch(selected, args, mode)
+    return _grade_and_report(selected, args, mode, seed)
+
+
+def _grade_and_report(selected: list, args, mode: env.Mode, seed: int) -> int:
+    """Grade the puzzles, print each report as soon as its puzzle is judged (or the JSON, or a Gradescope file),
+    and record the progress table's line; the exit status."""
+    from grader import safe_output
+    from grader.judge import runner
+    from grader.show import gradescope, progress, report
+
+    texts: dict[int, str] = {}  # reports by puzzle, each printed as soon as its puzzle is judged
+
+    def text_of(result) -> str:
+        if result.puzzle not in texts:
+            texts[result.puzzle] = report.format_result(result, *_rerun_and_replay(result.puzzle, args, seed),
+                                                        args.verbose, coach=args.coach)
+        return texts[result.puzzle]
+
+    streaming = not (args.json or args.gradescope)
+    printed: set[int] = set()
     try:
-        with _case_progress(not (args.json or args.gradescope)) as show_case:
+        with _case_progress(streaming) as shown_cases:
+            def print_report(result) -> None:
+                shown_cases.clear()
+                sys.stderr.flush()  # the notices (and the submission's prints) come before the report
+                print(text_of(result) + "\n", flush=True)
+                printed.add(result.puzzle)
+
             results = runner.grade_isolated(selected, args.impl, args.file, seed, mode.interpret, args.timeout,
-                                            mode.name, own_launcher=args.own_launcher, progress=show_case)
+                                            mode.name, own_launcher=args.own_launcher, progress=shown_cases.show,
+                                            on_result=print_report if streaming else None)
     except runner.Broken as exc:  # the grader could not grade: no score, and no result file
         print(f"error: the grader could not grade: {exc}", file=sys.stderr)
         return 3
@@ -158,46 +194,96 @@ def _grade(parser, args) -> int:
         return _interrupted(stop.signal, stop.results, args, mode.name, seed)
     if not args.file:
         progress.record(results, args.impl)
-    texts = [report.format_result(r, *_rerun_and_replay(r.puzzle, args, seed), args.verbose, coach=args.coach)
-             for r in results]
     if args.gradescope:
-        gradescope.write(args.gradescope, gradescope.from_results(results, texts))
+        gradescope.write(args.gradescope, gradescope.from_results(results, [text_of(r) for r in results]))
     sys.stderr.flush()  # the notices (and the submission's prints) come before the report, also when piped
     if args.json:
         print(safe_output.dumps({"schema": "triton-attention-puzzles/grade/1", "mode": mode.name,
                                  "versions": env.versions(), "seed": seed,
                                  "results": [r.to_json() for r in results]}, indent=1))
     else:
-        print("\n\n".join(texts) + "\n")
+        for result in results:
+            if result.puzzle not in printed:
+                print(text_of(result) + "\n")
         if len(results) > 1:
             print(report.format_summary(results))
     sys.stdout.flush()
     return 0 if all(r.status == "passed" for r in results) else 1
 
 
-@contextlib.contextmanager
-def _case_progress(wanted: bool):
+class _CaseLine:
     """On a terminal, a line on stderr that shows each case as it is judged ("puzzle 4 (3 of 13): ✓ ragged"),
-    rewritten in place and cleared when grading ends; nothing with --json, --gradescope, or output to a pipe."""
-    if not (wanted and sys.stderr.isatty()):
-        yield None
-        return
-    shown = [0]
+    rewritten in place, and cleared before a report is printed and when grading ends."""
 
-    def show(puzzle, index, case):
+    def __init__(self, wanted: bool):
+        self.wanted = wanted and sys.stderr.isatty()
+        self.width = 0
+        self.show = self._show if self.wanted else None
+
+    def _show(self, puzzle, index, case):
         mark = ("✓" if case.passed else "✗") if "utf" in (sys.stderr.encoding or "").lower() else \
             ("ok" if case.passed else "XX")
         line = f"puzzle {puzzle.number} ({index + 1} of {len(puzzle.cases)}): {mark} {one_line(case.name)[:40]}"
-        sys.stderr.write("\r" + line.ljust(shown[0]))
+        sys.stderr.write("\r" + line.ljust(self.width))
         sys.stderr.flush()
-        shown[0] = len(line)
+        self.width = len(line)
 
-    try:
-        yield show
-    finally:
-        if shown[0]:
-            sys.stderr.write("\r" + " " * shown[0] + "\r")
+    def clear(self):
+        if self.width:
+            sys.stderr.write("\r" + " " * self.width + "\r")
             sys.stderr.flush()
+            self.width = 0
+
+
+@contextlib.contextmanager
+def _case_progress(wanted: bool):
+    """The case line (nothing with --json, --gradescope, or output to a pipe), cleared when grading ends."""
+    line = _CaseLine(wanted)
+    try:
+        yield line
+    finally:
+        line.clear()
+
+
+WATCH_POLL = 0.2  # seconds between looks at the watched files
+
+
+def _watch(selected: list, args, mode: env.Mode) -> int:
+    """Grade, then grade again each time a puzzle's file changes, until Ctrl-C. Between gradings a worker (two
+    natively) waits with torch and triton imported (``processes.prestart``), so a re-grade starts at once."""
+    from grader.judge import processes
+    from grader.paths import source_path
+
+    files = sorted({source_path(p, args.impl, args.file) for p in selected})
+    names = ", ".join(shown(f) for f in files)
+    try:
+        while True:
+            seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+            seen = [_stamp(f) for f in files]
+            code = _grade_and_report(selected, args, mode, seed)
+            if code >= 128:  # stopped by a signal while grading: the watch ends too
+                return code
+            processes.prestart(interpret=mode.interpret)
+            if not mode.interpret and not env.version_problems(env.Mode(True, "")):
+                processes.prestart(interpret=True)
+            print(f"watching {names}: save to grade again, Ctrl-C to stop", file=sys.stderr, flush=True)
+            while [_stamp(f) for f in files] == seen:
+                time.sleep(WATCH_POLL)
+            print(f"\n--- {names} changed: grading again ---\n", flush=True)
+    except KeyboardInterrupt:
+        print("\nstopped watching", file=sys.stderr)
+        return 0
+    finally:
+        processes.discard_prestarted()
+
+
+def _stamp(path) -> tuple:
+    """What tells a saved file from before: its modification time, size and inode (an editor may replace it)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return ()
+    return found.st_mtime_ns, found.st_size, found.st_ino
 
 
 def _may_have_a_gpu() -> bool:
