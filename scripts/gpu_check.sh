@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Check the course on a CUDA machine: grade every solution natively (values on the GPU, and the interpreter's
-# checks of the same kernels), run the GPU tests (known-wrong kernels fail natively for the interpreter's
-# reasons, a fault is one message, gradings side by side agree), and time some benchmarks. Each step has a time
-# limit, so the whole stays inside one 10-minute command. Everything lands in $OUT (default /tmp/gpu-check):
-#   summary.txt   date, GPU, versions; each step's exit status and seconds
-#   native.txt    python -m grader --all --impl solutions, then the puzzle 5 stub
-#   pytest_gpu.log  pytest -m gpu (tests/test_gpu.py, tests/test_gpu_verdicts.py)
-#   bench.md, bench.json, bench.log   the bench of $BENCH (scripts/gpu_perf.sh records every puzzle)
-#   STEPS="grade tests" bash scripts/gpu_check.sh       # some of: grade tests bench
+# Check the course on a CUDA machine. Each step has a time limit, so a run fits one 10-minute command; everything
+# lands in $OUT (default /tmp/gpu-check):
+#   summary.txt       date, GPU, versions; each step's exit status and seconds
+#   native.txt        python -m grader --all --impl solutions (every solution natively, with the interpreter's
+#                     checks beside the GPU's run), then the puzzle 5 stub
+#   pytest_quick.log  pytest -m gpu_quick: one known-wrong kernel per native reason, every file of
+#                     tests/expected_verdicts.py (the cheats of each class), an illegal address, a stub, the bench
+#                     smoke (tests/test_gpu.py, tests/test_gpu_verdicts.py)
+#   pytest_gpu.log    pytest -m gpu: every GPU test (STEPS=full)
+#   latency.md        scripts/latency.py --native (STEPS=latency)
+#   bench.md, bench.json, bench.log   the bench of $BENCH (STEPS=bench; scripts/gpu_perf.sh records every puzzle)
+#
+#   bash scripts/gpu_check.sh                          # the quick set: grade + quick (3 minutes on an H200)
+#   STEPS="grade full" bash scripts/gpu_check.sh       # some of: grade quick full latency bench
 # The interpreter's checks need numpy < 2.4 with triton 3.6; on a machine with a newer numpy, install one first
 # (the device README's wheels: pip install --target /tmp/site numpy==2.3.5, then PYTHONPATH=/tmp/site), or the
 # report says that they were skipped and why.
 set -u
 OUT=${OUT:-/tmp/gpu-check}
-STEPS=${STEPS:-grade tests bench}
+STEPS=${STEPS:-grade quick}
+WORKERS=${WORKERS:-8}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
@@ -32,21 +38,33 @@ step() {
   echo "$name: exit $?, $((SECONDS - start)) s (limit $limit)" >> "$summary"
 }
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
+workers=""
+python3 -c "import xdist" 2> /dev/null && workers="-n $WORKERS"
 
 if wants grade; then
-  step "native grading of every solution" "${GRADE_LIMIT:-200}" python3 -m grader --all --impl solutions \
+  step "native grading of every solution" "${GRADE_LIMIT:-120}" python3 -m grader --all --impl solutions \
     > "$OUT/native.txt" 2>&1
   step "native grading of the puzzle 5 stub" 30 python3 -m grader 5 >> "$OUT/native.txt" 2>&1
   echo "  ('not started' lines: $(grep -c 'not started' "$OUT/native.txt"))" >> "$summary"
 fi
 
-if wants tests; then
-  workers=""
-  python3 -c "import xdist" 2> /dev/null && workers="-n 8"
+if wants quick; then  # the solutions were graded above: their test is left out here
   # shellcheck disable=SC2086
-  step "pytest -m gpu" "${TESTS_LIMIT:-240}" python3 -m pytest -m gpu -q -rs -p no:cacheprovider -W ignore $workers \
-    > "$OUT/pytest_gpu.log" 2>&1
+  step "pytest -m gpu_quick" "${QUICK_LIMIT:-150}" python3 -m pytest -m gpu_quick -q -rs -p no:cacheprovider \
+    -W ignore $workers -k "not test_every_solution_passes_natively" > "$OUT/pytest_quick.log" 2>&1
+  echo "  $(tail -n 1 "$OUT/pytest_quick.log")" >> "$summary"
+fi
+
+if wants full; then
+  # shellcheck disable=SC2086
+  step "pytest -m gpu" "${TESTS_LIMIT:-540}" python3 -m pytest -m gpu -q -rs -p no:cacheprovider -W ignore \
+    $workers > "$OUT/pytest_gpu.log" 2>&1
   echo "  $(tail -n 1 "$OUT/pytest_gpu.log")" >> "$summary"
+fi
+
+if wants latency; then
+  step "latency" "${LATENCY_LIMIT:-400}" python3 scripts/latency.py --native --markdown "$OUT/latency.md" \
+    > "$OUT/latency.log" 2>&1
 fi
 
 if wants bench; then
@@ -59,5 +77,7 @@ fi
 
 cat "$summary"
 [ -f "$OUT/native.txt" ] && grep -E "✗|Solved|cases pass|not run|skipped" "$OUT/native.txt"
-[ -f "$OUT/pytest_gpu.log" ] && grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | cut -c1-300
+for log in "$OUT"/pytest_*.log; do
+  [ -f "$log" ] && grep -E "^(FAILED|ERROR)" "$log" | cut -c1-300
+done
 true

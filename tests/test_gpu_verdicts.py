@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
+from expected_verdicts import EXPECTED
 from helpers import KERNELS, ROOT, lesson_text
 from test_wrong_kernels import MUTATIONS
 
@@ -27,7 +29,19 @@ def _native(puzzle, path, first_failure=True):
     return result
 
 
-@pytest.mark.parametrize("mutation", [m.param() for m in KERNEL_MUTATIONS])
+def _one_per_reason(mutations) -> list:
+    """The mutations as params, the first of each reason marked for the quick set (scripts/gpu_check.sh)."""
+    seen, params = set(), []
+    for mutation in mutations:
+        quick = mutation.reason not in seen
+        seen.add(mutation.reason)
+        param = mutation.param()
+        params.append(pytest.param(*param.values, id=param.id,
+                                   marks=[*param.marks, *([pytest.mark.gpu_quick] if quick else [])]))
+    return params
+
+
+@pytest.mark.parametrize("mutation", _one_per_reason(KERNEL_MUTATIONS))
 def test_a_known_wrong_kernel_fails_natively_for_the_interpreters_reason(mutation, tmp_path):
     puzzle = registry.find(mutation.puzzle)
     path = tmp_path / f"{puzzle.module}.py"
@@ -54,6 +68,20 @@ def add_kernel(x_ptr, y_ptr, z_ptr, N0, B0: tl.constexpr):
 '''
 
 
+@pytest.mark.gpu_quick
+@pytest.mark.parametrize("path", sorted(EXPECTED))
+def test_a_known_cheating_or_wrong_kernel_file_fails_natively(path):
+    """Each file of tests/expected_verdicts.py, by its kernels alone, on the GPU: the reason and the clue the
+    interpreter gives (tests/test_expected_verdicts.py)."""
+    reason, clue = EXPECTED[path]
+    result = _native(int(Path(path).name[1:3]), KERNELS / path)
+    failed = next((c for c in result.cases if not c.passed), None)
+    assert failed is not None, f"{path}: passed natively"
+    assert failed.reason == reason, f"{path}: {failed.reason}: {failed.message}"
+    assert clue in f"{failed.message}\n{failed.hint or ''}", failed.message
+
+
+@pytest.mark.gpu_quick
 def test_an_illegal_address_is_one_message_and_the_next_case_runs(tmp_path):
     text = lesson_text(registry.find(1))
     start = text.index("@triton.jit")

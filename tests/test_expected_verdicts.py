@@ -1,0 +1,24 @@
+"""Each kernel file of tests/expected_verdicts.py fails by its kernels alone, in the interpreter, with its reason
+and a clue in the default report (tests/test_gpu_verdicts.py grades the same files on a GPU)."""
+
+from pathlib import Path
+
+import pytest
+from expected_verdicts import EXPECTED
+from helpers import KERNELS, failed_case, grade_file, report, requires_interpreter
+
+pytestmark = requires_interpreter
+
+
+@pytest.mark.parametrize("path", sorted(EXPECTED))
+def test_a_known_cheating_or_wrong_kernel_file_fails_for_its_reason(path):
+    reason, clue = EXPECTED[path]
+    result = grade_file(int(Path(path).name[1:3]), KERNELS / path, first_failure=True)
+    assert result.status != "passed", f"{path} passed"
+    failed = failed_case(result)
+    assert failed.reason == reason, report(result)
+    assert clue in f"{failed.message}\n{failed.hint or ''}", report(result)
+
+
+def test_every_entry_names_a_file():
+    assert all((KERNELS / path).is_file() for path in EXPECTED), [p for p in EXPECTED if not (KERNELS / p).is_file()]
