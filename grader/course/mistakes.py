@@ -131,10 +131,10 @@ def scalar_attention(i, blocks, **mistakes) -> torch.Tensor:
 _SLOT_BITS = torch.arange(graphs.TCB_COLS)
 # A TCB's [16 rows, 16 slots] edges from its 16 row masks: bit c of row r's mask is slot c. The other two
 # readings are mistakes the hints recognise.
-_BITMAPS = {
-    "rows": lambda masks: (masks[:, None] >> _SLOT_BITS) & 1 == 1,
-    "transposed": lambda masks: (masks[None, :] >> _SLOT_BITS[:, None]) & 1 == 1,
-    "reversed": lambda masks: (masks[:, None] >> (graphs.TCB_COLS - 1 - _SLOT_BITS)) & 1 == 1,
+_BITMAPS = {  # each on the masks' device (the bench judges on the GPU)
+    "rows": lambda masks: (masks[:, None] >> _SLOT_BITS.to(masks.device)) & 1 == 1,
+    "transposed": lambda masks: (masks[None, :] >> _SLOT_BITS.to(masks.device)[:, None]) & 1 == 1,
+    "reversed": lambda masks: (masks[:, None] >> (graphs.TCB_COLS - 1 - _SLOT_BITS.to(masks.device))) & 1 == 1,
 }
 
 
@@ -143,8 +143,9 @@ def _tcb_step(i, q: torch.Tensor, tcb: int, bitmap: str, gather: str) -> Step:
     rows, and the edges of those rows. bitmap and gather name how they are read: "rows" and "tcb_col" are right;
     gather "slot" reads k and v by slot, "k slot" and "v slot" one of them."""
     cols = i["tcb_col"][tcb].long()
-    k_rows = _SLOT_BITS if gather in ("slot", "k slot") else cols
-    v_rows = _SLOT_BITS if gather in ("slot", "v slot") else cols
+    slots = _SLOT_BITS.to(cols.device)
+    k_rows = slots if gather in ("slot", "k slot") else cols
+    v_rows = slots if gather in ("slot", "v slot") else cols
     allowed = _BITMAPS[bitmap](i["tcb_mask"][tcb].long())[:q.shape[0]]
     return q @ i["k"][k_rows].T / q.shape[-1] ** 0.5, i["v"][v_rows], allowed
 
@@ -328,13 +329,13 @@ def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "nat
     "top left" (j <= i) or "none" (the flag ignored), used only when the case is causal; lse_units "natural"
     (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is exp(s - lse ln 2))."""
     q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
-    n, t = q.shape[0], k.shape[0]
+    n, t, device = q.shape[0], k.shape[0], q.device  # the bench judges on the GPU: masks go where q is
     if not inputs["causal"] or causal_mask == "none":
-        seen = torch.ones(n, t, dtype=torch.bool)
+        seen = torch.ones(n, t, dtype=torch.bool, device=device)
     elif causal_mask == "top left":
-        seen = torch.arange(t)[None, :] <= torch.arange(n)[:, None]
+        seen = torch.arange(t, device=device)[None, :] <= torch.arange(n, device=device)[:, None]
     else:
-        seen = specs.causal_visible(n, t)
+        seen = specs.causal_visible(n, t, device)
     shift = lse if lse_units == "natural" else lse * math.log(2)
     exponent = torch.where(seen, q @ k.T * inputs["scale"] - shift[:, None], -torch.inf)
     return FlashTerms(seen, torch.exp(exponent), do @ v.T, (do * o).sum(dim=1))
