@@ -9,7 +9,6 @@ import torch
 from grader.course import registry
 from grader.course.cases import make_inputs, reference
 
-
 # The puzzles whose scales need no value of a tensor (the meta device has none: a graph's gathers read indices)
 # (puzzle 18's bitmaps are made on the masks' device, by reading, not testable here; the bench runs them on a GPU)
 ON_META = [1, 2, 3, 4, 5, 6, 11, 12, 14, 17]
