@@ -8,6 +8,7 @@ from helpers import KERNELS, requires_interpreter
 
 from grader.course import registry
 from grader.judge import runner
+from grader.judge.verdict import CaseResult
 
 pytestmark = requires_interpreter
 
@@ -53,3 +54,31 @@ def test_kernel_only_a_file_with_no_kernel_is_refused_without_running():
     result = _grade("p01_hangs_in_c.py", timeout=1.0, own_launcher=False)
     (case,) = result.cases
     assert case.reason == "error" and "defines no @triton.jit function `add_kernel`" in case.message
+
+
+def test_each_puzzles_report_comes_as_soon_as_it_is_judged():
+    """`on_result` gets puzzle 1's result before puzzle 2's first case is judged: `--all` prints as it goes."""
+    events = []
+    results = runner.grade_isolated([registry.find(1), registry.find(2)], "solutions", None, seed=0, interpret=True,
+                                    timeout=60.0, mode="interpreter",
+                                    progress=lambda puzzle, index, case: events.append(("case", puzzle.number)),
+                                    on_result=lambda result: events.append(("result", result.puzzle)))
+    assert [r.status for r in results] == ["passed", "passed"]
+    assert events.index(("result", 1)) < events.index(("case", 2)) and events[-1] == ("result", 2)
+
+
+def test_natively_the_interpreters_finding_is_the_report():
+    """Where the interpreter's checks beside a native run find a bug, their reason, message and hint are shown,
+    with what the GPU said; where only the GPU fails a case, its report says the interpreter passes it."""
+    native = [CaseResult("a", False, "never_written", "12 of 32 elements never written"),
+              CaseResult("b", True, "passed"), CaseResult("c", False, "mismatch", "z[3]: yours 1, expected 2"),
+              CaseResult("d", False, "mismatch", "z[0]: yours 1, expected 2")]
+    checked = {0: CaseResult("a", False, "race", "two programs stored z[4]", hint="give each element one program"),
+               1: CaseResult("b", False, "out_of_bounds", "x[200..231] read"), 2: CaseResult("c", True, "passed"),
+               3: CaseResult("d", False, "timeout", "stopped after 30 s")}
+    combined = runner._combined(native, checked)
+    assert [c.reason for c in combined] == ["race", "out_of_bounds", "mismatch", "mismatch"]
+    assert combined[0].hint == "give each element one program" and "(on the GPU: 12 of 32" in combined[0].message
+    assert combined[1].message.startswith(runner.INTERPRETER_FOUND)
+    assert "the interpreter passes this case" in combined[2].message
+    assert combined[3].message == "z[0]: yours 1, expected 2"  # the interpreter found nothing: it ran out of time
