@@ -23,7 +23,7 @@ grade() {  # label, args...
   rm -f /tmp/trace; local s; s=$(date +%s.%N)
   GRADER_TRACE=/tmp/trace python3 -m grader "$@" > "$OUT/$label.txt" 2>&1; local code=$?
   local e; e=$(date +%s.%N)
-  echo "== $label (exit $code): $(echo "$e - $s" | bc) s" >> "$log"
+  echo "== $label (exit $code): $(python3 -c "print(round($e - $s, 2))") s" >> "$log"
   awk -v s="$s" '{printf "  %7.2f %s %s %s %s\n", $1 - s, $2, $3, $4, $5}' /tmp/trace | \
     awk 'NR<=4 || /done|ready/ {print} END {print "  (" NR " events)"}' >> "$log"
 }
@@ -34,6 +34,11 @@ grade p1_solutions 1 --impl solutions
 grade p1_interpret 1 --file /tmp/p01_add.py --interpret
 grade p10_warm 10 --impl solutions
 grade p17_warm 17 --impl solutions
+cp /tmp/trace "$OUT/p17_trace.txt"
+# A native worker alone, under cProfile: where its first case's seconds go.
+echo '{"puzzles":[{"puzzle":1,"cases":[0,1,2,3,4,5,6],"kernels":null}],"impl":"solutions","file":null,"seed":0,"interpret":false,"timeout":30}' \
+  | GRADER_WORKER_INTERPRET=0 python3 -m cProfile -o "$OUT/worker.prof" -m grader.worker 3 3> /dev/null
+python3 -c "import pstats; pstats.Stats('$OUT/worker.prof').sort_stats('cumulative').print_stats(40)" 2>&1 | tail -50 >> "$log"
 python3 -m cProfile -o "$OUT/cli.prof" -m grader 1 --file /tmp/p01_add.py > /dev/null 2>&1
 python3 -c "import pstats; pstats.Stats('$OUT/cli.prof').sort_stats('cumulative').print_stats(25)" 2>&1 | tail -35 >> "$log"
 cat "$log"

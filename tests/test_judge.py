@@ -157,6 +157,7 @@ def test_the_interpreter_checks_of_a_native_grading_run_the_small_cases_and_are_
     interpreter fails is failed with the interpreter's reason and says so; one where both pass shows the
     interpreter's traffic."""
     import dataclasses
+    import threading
 
     from grader.course.cases import Case
     from grader.judge.verdict import CaseResult
@@ -166,7 +167,9 @@ def test_the_interpreter_checks_of_a_native_grading_run_the_small_cases_and_are_
     assert small == list(range(len(puzzle.cases)))  # sized for the interpreter, every case of puzzle 4 is small
     huge = dataclasses.replace(puzzle, cases=(*puzzle.cases, Case("huge", dict(N0=128, T=2 ** 20), dict(B0=1, B1=16))))
     assert runner._small_cases(huge) == small
-    checked = runner._interpreter_checks([puzzle], "solutions", None, 0, 30.0, 20.0, {}, spare=set())
+    checks = runner._Grading([puzzle], "solutions", None, 0, True, 30.0, 20.0, {}, only={4: small})
+    checks.run(set(), threading.Event())
+    checked = {4: dict(zip(small, checks.results[4]))}
     assert sorted(checked[4]) == small and all(c.passed for c in checked[4].values())
     native = [CaseResult(c.name, True, "passed") for c in puzzle.cases]
     wrong = {0: CaseResult(puzzle.cases[0].name, False, "budget", "x read 4.0x")}

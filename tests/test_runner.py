@@ -82,3 +82,15 @@ def test_natively_the_interpreters_finding_is_the_report():
     assert combined[1].message.startswith(runner.INTERPRETER_FOUND)
     assert "the interpreter passes this case" in combined[2].message
     assert combined[3].message == "z[0]: yours 1, expected 2"  # the interpreter found nothing: it ran out of time
+
+
+def test_gradings_side_by_side_give_what_one_gives():
+    """Puzzles dealt to two workers at once (as natively, `workers`), and the interpreter's checks dealt likewise:
+    the same results, in the order asked, each reported once."""
+    puzzles = [registry.find(n) for n in (2, 1, 3)]
+    one = runner.grade_isolated(puzzles, "solutions", None, seed=3, interpret=True, timeout=60.0, mode="interpreter")
+    reported = []
+    two = runner.grade_isolated(puzzles, "solutions", None, seed=3, interpret=True, timeout=60.0, mode="interpreter",
+                                workers=2, on_result=lambda result: reported.append(result.puzzle))
+    assert [r.puzzle for r in two] == reported == [2, 1, 3]
+    assert [[(c.name, c.reason) for c in r.cases] for r in two] == [[(c.name, c.reason) for c in r.cases] for r in one]

@@ -213,14 +213,17 @@ class Verdict:
 
 
 def check_outputs(names, outputs, expected, written, tolerances, inputs: Mapping[str, torch.Tensor],
-                  blocks: Mapping[str, int], puzzle_hints=()) -> Verdict | None:
-    """Compare every output with its reference; None when all are right.
+                  blocks: Mapping[str, int], puzzle_hints=(), allowances=None) -> Verdict | None:
+    """Compare every output with its reference; None when all are right. `allowances`: each output's
+    ``tolerance.allowed(inputs, expected)``, where it was computed beforehand (grader.judge.verdict.prepare).
 
     Every wrong output is reported, not only the first: one mistake upstream of several outputs (a missing
     scale changes e_out and h alike) shows in each, and that pattern is itself a clue."""
     diagnoses = []
-    for name, value, exp, was_written, tolerance in zip(names, outputs, expected, written, tolerances):
-        allowed = tolerance.allowed(inputs, exp)
+    allowances = allowances or [None] * len(expected)
+    for name, value, exp, was_written, tolerance, allowed in zip(names, outputs, expected, written, tolerances,
+                                                                  allowances):
+        allowed = tolerance.allowed(inputs, exp) if allowed is None else allowed
         diagnosis = compare(name, value, exp, allowed, was_written, tolerance)
         if diagnosis is not None:
             diagnoses.append((diagnosis, value, exp, allowed))

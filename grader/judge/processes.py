@@ -170,6 +170,13 @@ def restore_grader(before: dict[str, bytes]) -> list[str]:
     return changed
 
 
+def workers_for(interpret: bool) -> int:
+    """How many workers of a kind grade side by side: one in the interpreter (each is a core, and the judge needs
+    one); natively one per four cores, up to four (measured on the H200's 16 cores: the interpreter's checks of
+    puzzle 10 from 18 s to TODO s)."""
+    return 1 if interpret else max(1, min(4, (os.cpu_count() or 1) // 4))
+
+
 # -- one worker -------------------------------------------------------------------------------------------
 
 class _Started:
@@ -230,49 +237,51 @@ class _Started:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-_prestarted: dict[bool, _Started] = {}  # by mode (interpret), one each: a native grading also needs the interpreter's
+_prestarted: dict[bool, list[_Started]] = {True: [], False: []}  # by mode (interpret): those waiting
 _live: dict[int, Worker] = {}  # workers given a job and not yet closed, by pid (gradings may run side by side)
 _lock = threading.Lock()
 
 
-def prestart(interpret: bool) -> None:
-    """Start a worker now, to be taken by the next Worker of this mode: its imports run while the caller does its
-    own. A prestarted worker that is not taken is ended at exit."""
+def prestart(interpret: bool, count: int = 1) -> None:
+    """Have `count` workers of this mode waiting, started now if need be, to be taken by the next Workers of this
+    mode: their imports run while the caller does its own. A prestarted worker that is not taken is ended at
+    exit."""
     with _lock:
-        if interpret in _prestarted:
-            return
-        try:
-            _prestarted[interpret] = _Started(interpret)
-        except Broken:
-            return  # the Worker that would have taken it says why
-        if len(_prestarted) == 1:
+        if not any(_prestarted.values()):
             import atexit
 
+            atexit.unregister(_discard_prestarted)
             atexit.register(_discard_prestarted)
+        while len(_prestarted[interpret]) < count:
+            try:
+                _prestarted[interpret].append(_Started(interpret))
+            except Broken:
+                return  # the Worker that would have taken it says why
 
 
 def prestarted_pids() -> set[int]:
     """The processes of the workers waiting to be taken (they are no grading's leftovers)."""
     with _lock:
-        return {started.proc.pid for started in _prestarted.values()}
+        return {started.proc.pid for waiting in _prestarted.values() for started in waiting}
 
 
 def _protected(worker: Worker | None = None) -> set[int]:
     """Processes whose trees a worker's end must not touch: the other live workers, and those waiting."""
     with _lock:
-        return {pid for pid in _live if _live[pid] is not worker} | {s.proc.pid for s in _prestarted.values()}
+        return {pid for pid in _live if _live[pid] is not worker} | \
+            {started.proc.pid for waiting in _prestarted.values() for started in waiting}
 
 
 def _taken_prestarted(interpret: bool) -> _Started | None:
-    """The prestarted worker of this mode, if it is alive."""
-    with _lock:
-        started = _prestarted.pop(interpret, None)
-    if started is None:
-        return None
-    if started.proc.poll() is None:
-        return started
-    started.discard()
-    return None
+    """A prestarted worker of this mode, if one is alive."""
+    while True:
+        with _lock:
+            if not _prestarted[interpret]:
+                return None
+            started = _prestarted[interpret].pop(0)
+        if started.proc.poll() is None:
+            return started
+        started.discard()
 
 
 def discard_prestarted() -> None:
@@ -282,8 +291,9 @@ def discard_prestarted() -> None:
 
 def _discard_prestarted() -> None:
     with _lock:
-        waiting = list(_prestarted.values())
-        _prestarted.clear()
+        waiting = [started for mode in _prestarted.values() for started in mode]
+        for mode in _prestarted.values():
+            mode.clear()
     for started in waiting:
         started.discard()
 

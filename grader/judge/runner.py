@@ -110,6 +110,7 @@ class _Grading:
         self.references = references
         self.prepared: dict[tuple[int, int], Future] = {}
         self.finished = threading.Event()  # every puzzle has its results (or the grading was stopped)
+        self.failure: BaseException | None = None  # what stopped it, raised by grade_isolated
         self.on_finished = None  # called with a puzzle's number once its results are complete
         # The cases to run, by index, per puzzle: every case, or `only` those (the interpreter's checks of a native
         # grading run on the small cases).
@@ -374,7 +375,7 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
 def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, seed: int, interpret: bool,
                    timeout: float, mode: str, grace: float = GRACE, capability: tuple[int, int] | None = None,
                    own_launcher: bool = False, progress=None, first_failure: bool = False,
-                   on_result=None) -> list[PuzzleResult]:
+                   on_result=None, workers: int | None = None) -> list[PuzzleResult]:
     """Grade each puzzle in worker processes (one at a time, a fresh one after each failure) and judge here.
 
     Kernel-only grading is the default for puzzles/ and --file: the judge reads the file's kernels without running
@@ -385,8 +386,9 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
     its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
     judged; `on_result` with each PuzzleResult as soon as its puzzle is decided, in the order of `puzzles`. With
-    `first_failure`, a puzzle stops at its first failing case (the grader's own tests). Raises ``Broken`` when a
-    worker cannot start."""
+    `first_failure`, a puzzle stops at its first failing case (the grader's own tests). `workers`: how many
+    workers of each kind grade side by side natively (``processes.workers_for`` by default). Raises ``Broken``
+    when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
@@ -406,22 +408,31 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
             decided = {p.number: [CaseResult("import", False, "error", refusal)] for p in puzzles}
     modes = _modes(puzzles, interpret, capability, notices)
     references = ThreadPoolExecutor(max_workers=2 if interpret else 4, thread_name_prefix="reference")
-    # One grading per mode: a worker picks the interpreter or the GPU when it starts (TRITON_INTERPRET).
-    gradings = [_Grading([p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter
-                          and p.number not in decided], impl, file, seed, in_interpreter, timeout, grace, kernels,
-                         progress, first_failure=first_failure, references=references)
-                for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())})]
-    checks = None
+    workers = workers or processes.workers_for(interpret)
+    # Gradings per mode (a worker picks the interpreter or the GPU when it starts: TRITON_INTERPRET), each of a
+    # share of the puzzles, `workers` of them side by side (natively one GPU is shared as gradings side by side
+    # share it; in the interpreter each is a core, so by default one).
+    gradings = []
+    for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())}):
+        ours = [p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter and p.number not in decided]
+        for share in _shares(ours, workers):
+            gradings.append(_Grading(share, impl, file, seed, in_interpreter, timeout, grace, kernels, progress,
+                                     first_failure=first_failure, references=references))
+    checks = []
     native = [p for p in puzzles if modes[p.number] == "native" and p.number not in decided]
     if native:  # a native "Solved" must also be an interpreter "Solved"
         skipped = interpreter_problem()
         for puzzle in native:
             if skipped:
                 notices[puzzle.number].append(skipped)
-        if not skipped:
-            only = {p.number: _small_cases(p) for p in native}
-            checks = _Grading([p for p in native if only[p.number]], impl, file, seed, True, timeout, grace, kernels,
-                              only=only, first_failure=first_failure, references=references)
+        if not skipped:  # the small cases, dealt round to `workers` interpreters: the first case of each first
+            small = {p.number: _small_cases(p) for p in native}
+            for share in range(workers):
+                only = {n: cases[share::workers] for n, cases in small.items() if cases[share::workers]}
+                if only:
+                    checks.append(_Grading([p for p in native if p.number in only], impl, file, seed, True, timeout,
+                                           grace, kernels, only=only, first_failure=first_failure,
+                                           references=references))
     runs_code = any(grading.pending for grading in gradings)
     processes.become_subreaper()
     spare = processes.descendants(excluded=processes.prestarted_pids())  # the prestarted workers are ours to end
@@ -432,24 +443,24 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     joined = _Joined(puzzles, gradings, checks, decided, modes, notices, seed, impl, file, own_launcher,
                      on_result if grader_files is None else None)
     tampered, stopped_by, stop = [], None, threading.Event()
-    beside = threading.Thread(target=_run_checks, args=(checks, spare, stop), daemon=True) if checks else None
+    threads = [threading.Thread(target=_run_part, args=(part, spare, stop), daemon=True)
+               for part in [*gradings, *checks]]
     try:
-        if beside is not None:
-            beside.start()
-        for grading in gradings:
-            grading.run(spare, stop)
-        if beside is not None:
-            while beside.is_alive():  # a join with a timeout, so that Ctrl-C reaches this thread
-                beside.join(0.2)
-            if checks.failure is not None:
-                raise checks.failure
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():  # a join with a timeout, so that Ctrl-C reaches this thread
+                thread.join(0.2)
+        for part in [*gradings, *checks]:
+            if part.failure is not None:
+                raise part.failure
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
         stopped_by = exc.args[0] if exc.args else "SIGINT"
     finally:
         stop.set()
         processes.kill_descendants(spare, processes.prestarted_pids())
-        if beside is not None:
-            beside.join()
+        for thread in threads:
+            thread.join()
         references.shutdown(wait=False, cancel_futures=True)
         if grader_files is not None:
             tampered = processes.restore_grader(grader_files)
@@ -485,19 +496,24 @@ def _modes(puzzles: list[registry.Puzzle], interpret: bool, capability: tuple[in
     return modes
 
 
-def _run_checks(checks: _Grading, spare: set[int], stop: threading.Event) -> None:
-    """The interpreter's checks of a native grading, on a thread of their own; a failure is kept for the caller."""
-    checks.failure = None
+def _shares(puzzles: list[registry.Puzzle], count: int) -> list[list[registry.Puzzle]]:
+    """The puzzles dealt round to `count` gradings (so the first puzzles finish first), none empty."""
+    return [share for share in (puzzles[start::count] for start in range(count)) if share]
+
+
+def _run_part(part: _Grading, spare: set[int], stop: threading.Event) -> None:
+    """One grading, on a thread of its own; a failure (Broken) is kept for the caller to raise."""
     try:
-        checks.run(spare, stop)
-    except BaseException as exc:  # Broken: the caller raises it
-        checks.failure = exc
+        part.run(spare, stop)
+    except BaseException as exc:
+        part.failure = exc
+        stop.set()
 
 
 class _Joined:
-    """The results of a grading's parts (one grading per mode, the interpreter's checks of native puzzles, the
-    puzzles decided without a worker), put together per puzzle; each puzzle's result goes to `on_result` as soon as
-    every part has finished it and the puzzles before it have gone."""
+    """The results of a grading's parts (gradings of shares of the puzzles, the interpreter's checks of native
+    puzzles, the puzzles decided without a worker), put together per puzzle; each puzzle's result goes to
+    `on_result` as soon as every part has finished it and the puzzles before it have gone."""
 
     def __init__(self, puzzles, gradings, checks, decided, modes, notices, seed, impl, file, own_launcher, on_result):
         self.puzzles, self.gradings, self.checks, self.decided = puzzles, gradings, checks, decided
@@ -507,17 +523,17 @@ class _Joined:
         self.results: dict[int, list[CaseResult]] = {}
         self.sent = 0  # puzzles given to on_result
         self.lock = threading.Lock()
-        for grading in [*gradings, *([checks] if checks else [])]:
-            grading.on_finished = self._finished
+        for part in [*gradings, *checks]:
+            part.on_finished = self._finished
 
-    def _part_done(self, grading: _Grading, number: int) -> bool:
-        return number not in grading.results or number not in grading.pending
+    def _finished_by(self, part: _Grading, number: int) -> bool:
+        return number in part.results and number not in part.pending
 
     def _ready(self, number: int) -> bool:
         if number in self.decided:
             return True
-        parts = [*self.gradings, *([self.checks] if self.checks else [])]
-        return all(self._part_done(g, number) for g in parts) and any(number in g.results for g in self.gradings)
+        return any(self._finished_by(g, number) for g in self.gradings) and \
+            all(self._finished_by(c, number) for c in self.checks if number in c.results)
 
     def _finished(self, _number: int) -> None:
         if self.on_result is None:
@@ -532,9 +548,10 @@ class _Joined:
         if number not in self.results:
             cases = self.decided.get(number) or next(g.results[number] for g in self.gradings
                                                      if number in g.results)
-            checks = self.checks
-            if checks is not None and number in checks.results and self.modes[number] == "native":
-                cases = _combined(cases, dict(zip(checks.order[number], checks.results[number])))
+            checked = {index: result for c in self.checks if number in c.results
+                       for index, result in zip(c.order[number], c.results[number])}
+            if checked and self.modes[number] == "native":
+                cases = _combined(cases, checked)
             self.results[number] = cases
         return self.results[number]
 
@@ -547,7 +564,7 @@ class _Joined:
     def done(self) -> list[registry.Puzzle]:
         """The puzzles graded to their end (those a stop cut short are left out)."""
         return [p for p in self.puzzles if p.number in self.decided or
-                any(p.number in g.results and p.number not in g.pending for g in self.gradings)]
+                any(self._finished_by(g, p.number) for g in self.gradings)]
 
 
 def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,

@@ -71,11 +71,27 @@ def _check_outputs(puzzle: Puzzle, returned: list[transfer.Returned], expected: 
     return None
 
 
-def prepare(puzzle: Puzzle, case: Case, seed: int) -> tuple[dict, dict, list[torch.Tensor]]:
-    """A case's inputs (rebuilt from the seed), its dimensions and the spec's float64 reference: what ``judge``
-    needs besides the worker's execution, so it can be computed while the worker runs (``grader.judge.runner``)."""
+@dataclass
+class Prepared:
+    """What ``judge`` needs of a case besides the worker's execution, computed while the worker runs
+    (``grader.judge.runner``): the inputs rebuilt from the seed, the dimensions, the spec's float64 reference,
+    and each output's allowed error (the tolerance's scale can cost as much as the reference: puzzle 17's)."""
+    inputs: dict
+    dims: dict
+    expected: list
+    inputs64: dict
+    allowances: list | None = None
+
+
+def prepare(puzzle: Puzzle, case: Case, seed: int, allowances: bool = True) -> Prepared:
     inputs, dims = make_inputs(puzzle.spec, case, seed)
-    return inputs, dims, reference(puzzle.spec, inputs)
+    expected = reference(puzzle.spec, inputs)
+    inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                for k, v in inputs.items()}
+    allowed = None
+    if allowances and len(expected) == len(puzzle.tolerances):
+        allowed = [tolerance.allowed(inputs64, exp) for tolerance, exp in zip(puzzle.tolerances, expected)]
+    return Prepared(inputs, dims, expected, inputs64, allowed)
 
 
 def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfer.Execution,
@@ -92,7 +108,8 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
     if early is not None and early.reason == "skipped":
         raise transfer.Malformed("the worker skipped a case that runs here")
     started = time.perf_counter()
-    inputs, dims, expected = prepared.result() if prepared is not None else prepare(puzzle, case, seed)
+    ready = prepared.result() if prepared is not None else prepare(puzzle, case, seed, allowances=False)
+    inputs, dims, expected, inputs64 = ready.inputs, ready.dims, ready.expected, ready.inputs64
 
     def finish(reason, message="", **extra):
         note = execution.note  # passing cases carry it too
@@ -105,8 +122,6 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
 
     if early is not None:
         return finish(early.reason, early.message, hint=early.hint, accesses=early.accesses)
-    inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-                for k, v in inputs.items()}
     problem = _check_outputs(puzzle, execution.returned, expected, device)
     if problem:
         return finish("bad_output", problem)
@@ -121,7 +136,7 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
         return finish("not_started", "not implemented yet (no output element was written)")
 
     verdict = checker.check_outputs(puzzle.outputs, outs, expected, written, puzzle.tolerances, inputs64,
-                                    case.blocks, puzzle.hints)  # every wrong output is named, not only the first
+                                    case.blocks, puzzle.hints, ready.allowances)  # every wrong output is named
     if verdict is not None:
         return finish(verdict.reason, verdict.message, hint=verdict.hint, errors=verdict.errors, accesses=accesses)
 

@@ -126,14 +126,11 @@ def _grade(parser, args) -> int:
     if not numbers:
         return _table(args)
 
-    from grader.judge import processes
 
     # The first worker imports torch and triton while this process imports torch: two seconds each, side by side.
     # Natively, a second one for the interpreter's checks, which run beside the GPU's run.
     interpreted = args.interpret or args.map is not None or env.interpreter_forced() or not _may_have_a_gpu()
-    processes.prestart(interpret=interpreted)
-    if not interpreted and not env.version_problems(env.Mode(True, "")):
-        processes.prestart(interpret=True)
+    _prestart(interpreted, len(numbers))
     from grader.course import registry
 
     selected = [registry.find(n) for n in numbers]
@@ -245,6 +242,19 @@ def _case_progress(wanted: bool):
         line.clear()
 
 
+def _prestart(interpreted: bool, puzzles: int) -> None:
+    """Start the workers a grading of this many puzzles will take (grader.judge.runner): one in the interpreter;
+    natively up to processes.workers_for's count of each kind, the GPU's and the interpreter's checks beside it."""
+    from grader.judge import processes
+
+    if interpreted:
+        processes.prestart(interpret=True)
+        return
+    processes.prestart(interpret=False, count=min(puzzles, processes.workers_for(False)))
+    if not env.version_problems(env.Mode(True, "")):
+        processes.prestart(interpret=True, count=processes.workers_for(False))
+
+
 WATCH_POLL = 0.2  # seconds between looks at the watched files
 
 
@@ -263,9 +273,7 @@ def _watch(selected: list, args, mode: env.Mode) -> int:
             code = _grade_and_report(selected, args, mode, seed)
             if code >= 128:  # stopped by a signal while grading: the watch ends too
                 return code
-            processes.prestart(interpret=mode.interpret)
-            if not mode.interpret and not env.version_problems(env.Mode(True, "")):
-                processes.prestart(interpret=True)
+            _prestart(mode.interpret, len(selected))
             print(f"watching {names}: save to grade again, Ctrl-C to stop", file=sys.stderr, flush=True)
             while [_stamp(f) for f in files] == seen:
                 time.sleep(WATCH_POLL)
