@@ -39,6 +39,10 @@ cp /tmp/trace "$OUT/p17_trace.txt"
 echo '{"puzzles":[{"puzzle":1,"cases":[0,1,2,3,4,5,6],"kernels":null}],"impl":"solutions","file":null,"seed":0,"interpret":false,"timeout":30}' \
   | GRADER_WORKER_INTERPRET=0 python3 -m cProfile -o "$OUT/worker.prof" -m grader.worker 3 3> /dev/null
 python3 -c "import pstats; pstats.Stats('$OUT/worker.prof').sort_stats('cumulative').print_stats(40)" 2>&1 | tail -50 >> "$log"
+# And puzzle 17's, whose native cases take most of a second each.
+echo '{"puzzles":[{"puzzle":17,"cases":[0,1,2,3,4,5,6],"kernels":null}],"impl":"solutions","file":null,"seed":0,"interpret":false,"timeout":30}' \
+  | GRADER_WORKER_INTERPRET=0 python3 -m cProfile -o "$OUT/worker17.prof" -m grader.worker 3 3> /dev/null
+python3 -c "import pstats; pstats.Stats('$OUT/worker17.prof').sort_stats('tottime').print_stats(30)" 2>&1 | tail -40 >> "$log"
 python3 -m cProfile -o "$OUT/cli.prof" -m grader 1 --file /tmp/p01_add.py > /dev/null 2>&1
 python3 -c "import pstats; pstats.Stats('$OUT/cli.prof').sort_stats('cumulative').print_stats(25)" 2>&1 | tail -35 >> "$log"
 cat "$log"
