@@ -82,7 +82,8 @@ def main() -> None:
                 sent = transfer.execution_to_json(execution)
             emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
             if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
-                return
+                events.flush()
+                os._exit(0)  # at once: tearing down a lost CUDA context at exit can abort, which reads as a crash
             if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
