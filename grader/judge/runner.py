@@ -91,6 +91,8 @@ def _trace(interpret: bool, event) -> None:
     if path:
         what = event if isinstance(event, str) or event is None else " ".join(
             str(event.get(k, "")) for k in ("event", "puzzle", "case"))
+        if isinstance(event, dict) and isinstance(event.get("execution"), dict):  # the worker's own seconds
+            what += f" {event['execution'].get('seconds', '')}"
         with open(path, "a") as trace:
             trace.write(f"{time.time():.3f} {'interpreter' if interpret else 'native'} {what}\n")
 
