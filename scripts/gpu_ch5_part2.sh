@@ -67,7 +67,7 @@ step sweep 25 python3 -m grader bench 17 --no-compile --sweep --sizes "causal, N
   --markdown "$OUT/sweep.md" --json "$OUT/sweep.json" >> "$OUT/bench.log" 2>&1
 step flex 30 python3 -m grader bench 18 --sizes "random, 32 neighbours, N=16384" --markdown "$OUT/flex.md" \
   --json "$OUT/flex.json" >> "$OUT/bench.log" 2>&1
-step capstone 25 env CAPSTONE_DATA=generated python3 -m grader.course.capstone --time --no-compile \
+step capstone 25 env CAPSTONE_DATA=generated python3 -m grader.capstone_runner --time --no-compile \
   > "$OUT/capstone.txt" 2>&1
 
 cat "$summary"
