@@ -61,8 +61,9 @@ def main(argv=None) -> int:
 
     from grader import env
 
-    parser = argparse.ArgumentParser(prog="python -m grader.capstone_runner", description="chapter 5's capstone: the graph "
-                                     "transformer trained with the solutions' kernels and in plain PyTorch")
+    parser = argparse.ArgumentParser(prog="python -m grader.capstone_runner",
+                                     description="chapter 5's capstone: the graph transformer trained with the "
+                                                 "solutions' kernels and in plain PyTorch")
     parser.add_argument("--time", action="store_true", help="on a GPU: a training step's time, kernels against "
                                                             "eager PyTorch and torch.compile (batches of 32)")
     parser.add_argument("--no-compile", action="store_true", help="with --time: leave torch.compile out")
