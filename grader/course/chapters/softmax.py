@@ -82,46 +82,47 @@ def _long_softmax_scale(inputs, expected):
 LONG_SOFTMAX_TOLERANCE = Tolerance(1e-5, _long_softmax_scale, "|expected| + 0.01 x the row's largest output")
 
 
-def _sum_not_rescaled(i, z, b) -> bool:
+def _sum_not_rescaled(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose running sum is not rescaled when the max grows."""
-    return matches(z, one_pass_softmax(i["x"], b["B1"], rescale="none"))
+    return matches(yours, one_pass_softmax(inputs["x"], blocks["B1"], rescale="none"))
 
 
-def _new_max_forgets_the_old(i, z, b) -> bool:
+def _new_max_forgets_the_old(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose new max is the block's max alone (`m_new =
     tl.max(x)`), forgetting the old m, in a case where that differs from a softmax with no max subtracted at
     all (which overflows alike where x itself is large).
 
     It is computed in float32 on purpose, as a kernel computes it: the rescaling telescopes, so only an overflow
     shows the mistake, when the max falls by more than 88 from one block to the next and exp(m - m_new) is inf."""
-    x = i["x"]
-    candidate = one_pass_softmax(x.to(torch.float32), b["B1"], forget_old_max=True).to(torch.float64)
+    x = inputs["x"]
+    candidate = one_pass_softmax(x.to(torch.float32), blocks["B1"], forget_old_max=True).to(torch.float64)
     unshifted = torch.exp(x.float()) / torch.exp(x.float()).sum(dim=1, keepdim=True)
-    return matches(z, candidate) and not matches(unshifted.double(), candidate)
+    return matches(yours, candidate) and not matches(unshifted.double(), candidate)
 
 
-def _padding_counted(i, z, b) -> bool:
+def _padding_counted(inputs, yours, blocks) -> bool:
     """Check whether the padded lanes of the last block counted as zeros in the max and the sum."""
-    return padding(i["x"].shape[1], b["B1"]) > 0 and matches(z, softmax_counting_padding(i["x"], b["B1"]))
+    return (padding(inputs["x"].shape[1], blocks["B1"]) > 0
+            and matches(yours, softmax_counting_padding(inputs["x"], blocks["B1"])))
 
 
-def _rescale_flipped(i, z, b) -> bool:
+def _rescale_flipped(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose running sum is rescaled by exp(m' - m), not exp(m - m')."""
-    return matches(z, one_pass_softmax(i["x"], b["B1"], rescale="flipped"))
+    return matches(yours, one_pass_softmax(inputs["x"], blocks["B1"], rescale="flipped"))
 
 
 def _exp_base(factor: float):
     """A check whether the output is the softmax of x * factor: an exponential of the wrong base."""
-    def check(i, z, b) -> bool:
-        wrong = specs.softmax(i["x"] * factor)
-        return matches(z, wrong) and not matches(specs.softmax(i["x"]), wrong)
+    def check(inputs, yours, blocks) -> bool:
+        wrong = specs.softmax(inputs["x"] * factor)
+        return matches(yours, wrong) and not matches(specs.softmax(inputs["x"]), wrong)
     check.__doc__ = f"Check whether the output is the softmax of x * {factor:.6g}."
     return check
 
 
-def _softmax_lost_to_a_max_of_0(i, z, b) -> bool:
+def _softmax_lost_to_a_max_of_0(inputs, yours, blocks) -> bool:
     """Check whether the rows that came out NaN or 0 are rows of values far below 0 (see lost_to_a_max_of_0)."""
-    return lost_to_a_max_of_0(i["x"], z, specs.softmax(i["x"]))
+    return lost_to_a_max_of_0(inputs["x"], yours, specs.softmax(inputs["x"]))
 
 
 LONG_SOFTMAX_HINTS = (
@@ -207,10 +208,10 @@ def _keys_padded_with_minus_inf(inputs, yours, blocks) -> bool:
     return bool(nan.any()) and bool((nan == (inputs["q"] <= 0)).all())
 
 
-def _padded_keys_score_0(i, z, b) -> bool:
+def _padded_keys_score_0(inputs, yours, blocks) -> bool:
     """Check whether the keys past T of the last block counted in the sums with a score of 0."""
-    return padding(i["k"].shape[0], b["B1"]) > 0 and matches(z, keys_padded_with_zeros(specs.flash_attention, i,
-                                                                                       b["B1"]))
+    return (padding(inputs["k"].shape[0], blocks["B1"]) > 0
+            and matches(yours, keys_padded_with_zeros(specs.flash_attention, inputs, blocks["B1"])))
 
 
 FLASH_ATTENTION_HINTS = (
@@ -220,8 +221,9 @@ FLASH_ATTENTION_HINTS = (
          'tl.where(key_ok, q[:, None] * k[None, :], float("-inf"))'),
     Hint("padded keys score 0", _padded_keys_score_0,
          "padded keys count in the sums with score 0: set their scores to -inf with tl.where(mask, s, -inf)"),
-    max_took_in_0_hint(lambda i: i["q"][:, None] * i["k"][None, :], specs.flash_attention, "keys past T"),
-    *rescale_hints(scalar_attention, lambda i, z, candidate: matches(z, candidate), "the running sums",
+    max_took_in_0_hint(lambda inputs: inputs["q"][:, None] * inputs["k"][None, :], specs.flash_attention,
+                       "keys past T"),
+    *rescale_hints(scalar_attention, lambda inputs, yours, candidate: matches(yours, candidate), "the running sums",
                    "the denominator d"),
 )
 
