@@ -30,7 +30,7 @@ from ..mistakes import (
 NOTEBOOK = "02_softmax_and_attention"
 LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
 
-# -- puzzles 4 and 5: softmax_three_loop and softmax_online share their cases, tolerance and hints ------------
+# -- puzzles 4 and 5: softmax_online shares softmax_three_loop's cases, tolerance and hints --------------------
 
 
 def _spike_row(position: Callable[[int, int], int], height: float = 1000.0):
@@ -41,7 +41,7 @@ def _spike_row(position: Callable[[int, int], int], height: float = 1000.0):
     return make
 
 
-LONG_SOFTMAX_CASES = (
+SOFTMAX_THREE_LOOP_CASES = (
     Case("spec", dict(N0=4, T=200), dict(B0=2, B1=32), about="the spec's own size"),
     Case("ragged", dict(N0=37, T=301), dict(B0=4, B1=64), about="neither size a multiple of its block"),
     Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
@@ -75,11 +75,12 @@ LONG_SOFTMAX_CASES = (
 )
 
 
-def _long_softmax_scale(inputs, expected):
+def _softmax_three_loop_scale(inputs, expected):
     return expected.abs() + 1e-2 * expected.abs().amax(dim=1, keepdim=True)
 
 
-LONG_SOFTMAX_TOLERANCE = Tolerance(1e-5, _long_softmax_scale, "|expected| + 0.01 x the row's largest output")
+SOFTMAX_THREE_LOOP_TOLERANCE = Tolerance(1e-5, _softmax_three_loop_scale,
+                                         "|expected| + 0.01 x the row's largest output")
 
 
 def _sum_not_rescaled(inputs, yours, blocks) -> bool:
@@ -125,7 +126,7 @@ def _softmax_lost_to_a_max_of_0(inputs, yours, blocks) -> bool:
     return lost_to_a_max_of_0(inputs["x"], yours, specs.softmax(inputs["x"]))
 
 
-LONG_SOFTMAX_HINTS = (
+SOFTMAX_THREE_LOOP_HINTS = (
     Hint("rescale flipped", _rescale_flipped, flipped_text("the sum")),
     Hint("tl.exp2 of plain x", _exp_base(1 / LOG2E),
          "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units. Multiply by log2(e) = 1.4427 first, "
@@ -147,14 +148,14 @@ LONG_SOFTMAX_HINTS = (
 )
 
 SOFTMAX_THREE_LOOP = Puzzle(
-    4, "softmax_three_loop", "Long softmax in three passes", NOTEBOOK, specs.softmax, LONG_SOFTMAX_CASES,
-    LONG_SOFTMAX_TOLERANCE, hints=LONG_SOFTMAX_HINTS,
+    4, "softmax_three_loop", "Long softmax in three passes", NOTEBOOK, specs.softmax, SOFTMAX_THREE_LOOP_CASES,
+    SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_THREE_LOOP_HINTS,
     budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),),
     lesson_blocks=("B1",))
 
 SOFTMAX_ONLINE = Puzzle(
-    5, "softmax_online", "Online softmax: max and sum in one pass", NOTEBOOK, specs.softmax, LONG_SOFTMAX_CASES,
-    LONG_SOFTMAX_TOLERANCE, hints=LONG_SOFTMAX_HINTS,
+    5, "softmax_online", "Online softmax: max and sum in one pass", NOTEBOOK, specs.softmax, SOFTMAX_THREE_LOOP_CASES,
+    SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_THREE_LOOP_HINTS,
     budgets=(Reads("x", 2, lesson="Carry the running max and rescale the running sum, so the max "
                                  "and the sum come from one pass over x."),),
     lesson_blocks=("B1",))
