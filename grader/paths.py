@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 from grader.safe_output import one_line
@@ -41,3 +43,10 @@ def shown(path: Path) -> str:
         except (ValueError, OSError):
             continue
     return one_line(path.name)
+
+
+def location(filename: str, lineno: int) -> str:
+    """'p04_softmax.py:42', or 'your notebook cell, line 42' for code typed into Jupyter."""
+    if re.search(r"ipykernel_\d+", filename):
+        return f"your notebook cell, line {lineno}"
+    return f"{os.path.basename(filename)}:{lineno}"

@@ -15,28 +15,17 @@
 set -u
 OUT=${OUT:-/tmp/gpu-ch5b}
 STEPS=${STEPS:-grade repeat bench sweep flex capstone}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
-summary="$OUT/summary.txt"
+KILL_AFTER=5
+source "$(dirname "$0")/gpu_common.sh"  # step, wants, machine_header; $summary
 
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-  python3 -c "import sys, torch, triton, numpy; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
-} > "$summary" 2>&1
+machine_header name,driver_version,clocks.sm,clocks.mem > "$summary" 2>&1
 
-step() {
-  local name=$1 limit=$2 start=$SECONDS
-  [[ " $STEPS " == *" $name "* ]] || return 0
-  shift 2
-  timeout --kill-after=5 "$limit" "$@"
-  echo "$name: exit $?, $((SECONDS - start)) s (limit $limit)" >> "$summary"
-}
+# Each step here is named by its word in STEPS, and runs only when STEPS names it
+wanted_step() { if wants "$1"; then step "$@"; fi; }
 
-step grade 65 python3 -m grader 17 18 --impl solutions > "$OUT/native.txt" 2>&1
+wanted_step grade 65 python3 -m grader 17 18 --impl solutions > "$OUT/native.txt" 2>&1
 
-step repeat 15 python3 - > "$OUT/repeat.txt" 2>&1 <<'EOF'
+wanted_step repeat 15 python3 - > "$OUT/repeat.txt" 2>&1 <<'EOF'
 import sys
 
 import torch
@@ -61,13 +50,13 @@ for name, run in (("lesson form (no atomics)", launcher), ("atomics variant", at
     print(f"{name}: elements of (dq, dk, dv) whose bits differ between two runs: {differ}; median {us:.1f} us")
 EOF
 
-step bench 70 python3 -m grader bench 17 18 --no-compile --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
+wanted_step bench 70 python3 -m grader bench 17 18 --no-compile --markdown "$OUT/bench.md" --json "$OUT/bench.json" \
   > "$OUT/bench.log" 2>&1
-step sweep 25 python3 -m grader bench 17 --no-compile --sweep --sizes "causal, N=16384, D=64" \
+wanted_step sweep 25 python3 -m grader bench 17 --no-compile --sweep --sizes "causal, N=16384, D=64" \
   --markdown "$OUT/sweep.md" --json "$OUT/sweep.json" >> "$OUT/bench.log" 2>&1
-step flex 30 python3 -m grader bench 18 --sizes "random, 32 neighbours, N=16384" --markdown "$OUT/flex.md" \
+wanted_step flex 30 python3 -m grader bench 18 --sizes "random, 32 neighbours, N=16384" --markdown "$OUT/flex.md" \
   --json "$OUT/flex.json" >> "$OUT/bench.log" 2>&1
-step capstone 25 env CAPSTONE_DATA=generated python3 -m grader.course.capstone --time --no-compile \
+wanted_step capstone 25 env CAPSTONE_DATA=generated python3 -m grader.capstone_runner --time --no-compile \
   > "$OUT/capstone.txt" 2>&1
 
 cat "$summary"

@@ -20,24 +20,10 @@ set -u
 OUT=${OUT:-/tmp/gpu-check}
 STEPS=${STEPS:-grade quick}
 WORKERS=${WORKERS:-8}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
-summary="$OUT/summary.txt"
+KILL_AFTER=10
+source "$(dirname "$0")/gpu_common.sh"  # step, wants, machine_header; $summary
 
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-  python3 -c "import sys, torch, triton, numpy; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
-} > "$summary" 2>&1
-
-step() {
-  local name=$1 limit=$2 start=$SECONDS
-  shift 2
-  timeout --kill-after=10 "$limit" "$@"
-  echo "$name: exit $?, $((SECONDS - start)) s (limit $limit)" >> "$summary"
-}
-wants() { [[ " $STEPS " == *" $1 "* ]]; }
+machine_header name,driver_version,clocks.sm,clocks.mem > "$summary" 2>&1
 workers=""
 python3 -c "import xdist" 2> /dev/null && workers="-n $WORKERS"
 

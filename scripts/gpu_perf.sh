@@ -18,27 +18,13 @@
 set -u
 OUT=${OUT:-/tmp/gpu-perf}
 STEPS=${STEPS:-grade bench ncu}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
-summary="$OUT/summary.txt"
+KILL_AFTER=20
+source "$(dirname "$0")/gpu_common.sh"  # step, wants, machine_header; $summary
 
 {
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv,noheader
-  python3 -c "import sys, torch, triton, numpy; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
+  machine_header name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu
   command -v ncu >/dev/null && ncu --version | tail -n 1
 } > "$summary" 2>&1
-
-# step NAME SECONDS COMMAND...: run it under a time limit (SIGTERM first: the bench writes the rows it finished),
-# and note its exit status and how long it took
-step() {
-  local name=$1 limit=$2 start=$SECONDS
-  shift 2
-  timeout --kill-after=20 "$limit" "$@"
-  echo "$name: exit $?, $((SECONDS - start)) s (limit $limit)" >> "$summary"
-}
-wants() { [[ " $STEPS " == *" $1 "* ]]; }
 
 if wants grade; then
   step "native grading of puzzle 7" "${GRADE_LIMIT:-60}" python3 -m grader 7 --impl solutions > "$OUT/native.txt" 2>&1

@@ -192,3 +192,66 @@ def rejected_case(mutation: Mutation, tmp_path):
     assert case.reason == mutation.reason, report(result)
     assert mutation.clue in f"{case.message}\n{case.hint or ''}", report(result)
     return result, case
+
+
+# -- cheats that are a whole solution with one edit ------------------------------------------------------------------
+
+CHEATING = KERNELS / "cheating"
+
+
+@dataclass(frozen=True)
+class CopiedCheat:
+    """A cheat that is a reference solution (its lesson form) with one edit to its launcher, graded as the files in
+    tests/kernels/cheating/ are and under a name like theirs. It is built from the solution's text, as the mutations
+    are, so that no solution is copied whole into tests/; it fails loudly if the edit no longer applies."""
+    name: str  # pNN_what.py
+    trick: str  # the file's docstring: what the cheat does
+    old: str  # a line of the solution's launcher, found exactly once
+    new: str
+
+    def text(self) -> str:
+        puzzle = registry.find(int(self.name[1:3]))
+        text = lesson_text(puzzle)
+        split = ast.parse(text).body[0].end_lineno  # past the solution's docstring
+        code = "".join(text.splitlines(keepends=True)[split:])
+        assert code.count(self.old) == 1, f"{self.name}: puzzle {puzzle.number}'s solution no longer has {self.old!r}"
+        return f'"""Cheat: {self.trick}"""\n' + code.replace(self.old, self.new)
+
+
+COPIED_CHEATS = (
+    CopiedCheat("p16_host_delta.py", "the launcher takes each node's δ = dh . h with PyTorch and passes it as h.",
+                "    num_nodes, heads, feats = q.shape\n",
+                "    num_nodes, heads, feats = q.shape\n"
+                "    h = (dh * h).sum(dim=-1)[..., None].expand_as(h)  # the cheat: δ in PyTorch, \"to pass it in\"\n"),
+    CopiedCheat("p17_host_delta.py", "the launcher takes each query's Δ = dO . o with PyTorch, so no Δ kernel runs.",
+                "    attention_backward_delta_kernel[(triton.cdiv(n, BQ),)](o, do, delta, n, D=d, BQ=BQ)\n",
+                "    delta = (o.float() * do.float()).sum(dim=1)  # the cheat: Δ in PyTorch\n"),
+    CopiedCheat("p17_every_query_at_once.py", "the launcher gives the key walk every query at once (BQ = the next "
+                "power of two of N), so it never loops over query blocks.",
+                "    attention_backward_dkdv_kernel[(triton.cdiv(t, BK),)](q, k, v, do, lse, delta, dk, dv, n, t, "
+                "scale, **settings)\n",
+                "    every_query = dict(settings, BQ=triton.next_power_of_2(n))  # the cheat\n"
+                "    attention_backward_dkdv_kernel[(triton.cdiv(t, BK),)](q, k, v, do, lse, delta, dk, dv, n, t, "
+                "scale, **every_query)\n"),
+    CopiedCheat("p18_host_delta.py", "the launcher takes each row's Δ = dO . o with PyTorch.",
+                "    delta = torch.empty(n, dtype=torch.float32, device=q.device)\n",
+                "    delta = (o.float() * do.float()).sum(dim=1)  # the cheat: Δ in PyTorch\n"),
+)
+_COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
+atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)
+
+
+def cheat_file(name: str) -> Path:
+    """tests/kernels/cheating/NAME, or the copied cheat NAME (COPIED_CHEATS) written out once into a scratch folder."""
+    if (CHEATING / name).exists():
+        return CHEATING / name
+    (cheat,) = [c for c in COPIED_CHEATS if c.name == name]
+    path = Path(_COPIES) / name
+    if not path.exists():
+        path.write_text(cheat.text())
+    return path
+
+
+def cheat_names() -> list[str]:
+    """Every cheat: the files in tests/kernels/cheating/ and the copied ones."""
+    return sorted([path.name for path in CHEATING.glob("p*.py")] + [c.name for c in COPIED_CHEATS])

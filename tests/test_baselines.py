@@ -12,7 +12,7 @@ import warnings
 import pytest
 import torch
 
-from grader import bench
+from grader.bench import launches, measure, plots, tables, timing
 from grader.bench import settings as bench_settings
 from grader.course import graphs, registry, specs
 from grader.course.cases import Case, make_inputs, reference
@@ -111,7 +111,7 @@ def test_a_bench_result_is_correct_where_the_grader_would_pass_it():
     gen = torch.Generator().manual_seed(0)
     y = torch.softmax(torch.randn(8, 4096, generator=gen), dim=1)
     dy = torch.randn(8, 4096, generator=gen)
-    check = bench.GraderCheck(puzzle, {"y": y, "dy": dy})
+    check = measure.GraderCheck(puzzle, {"y": y, "dy": dy})
     eager = torch.func.vjp(lambda x: torch.softmax(x, dim=1), torch.log(y))[1](dy)[0]  # PyTorch's own, float32
     assert check.accepts(eager) and check.accepts(puzzle.spec(y=y, dy=dy))
     assert not check.accepts(eager * 1.01) and not check.accepts(torch.full_like(eager, torch.nan))
@@ -140,7 +140,7 @@ def test_markdown_shows_tflops_and_the_share_of_the_matmul_rate():
             _row(11, "M=64", "eager PyTorch (spec)", 400.0, tflops=100.0, flop_floor_us=50.0),
             _row(11, "M=64", "torch.matmul (float16)", 80.0, correct=False, tflops=500.0, flop_floor_us=50.0),
             _row(11, "M=64", "torch.compile (spec)", None, "failed: RuntimeError", tflops=None, flop_floor_us=50.0)]
-    text = bench.markdown(rows, HEADER)
+    text = tables.markdown(rows, HEADER)
     assert "float16 matmul rate (torch.matmul, 8192^3): 800 TFLOP/s" in text
     table = _table(text, 11)
     assert "TFLOP/s" in table[0] and "of matmul rate" in table[0]
@@ -156,7 +156,7 @@ def test_markdown_of_a_sparse_row_gives_the_fill_note_once_per_size():
             _row(13, size, "eager PyTorch (spec)", 2000.0, size_note="fill 6.3%, 32.1 TCBs/window"),
             _row(13, size, "FlexAttention (dense adjacency mask_mod)", 300.0, "100.0% of 128x128 blocks computed",
                  correct=False, size_note="fill 6.3%, 32.1 TCBs/window")]
-    text = bench.markdown(rows, {k: v for k, v in HEADER.items() if k != "matmul_flops"})
+    text = tables.markdown(rows, {k: v for k, v in HEADER.items() if k != "matmul_flops"})
     table = _table(text, 13)
     assert "GB/s" in table[0] and "of copy BW" in table[0] and "TFLOP/s" not in table[0]
     assert all(len(line) == len(table[0]) for line in table), table
@@ -180,13 +180,13 @@ def test_peers_table_compares_the_solution_with_its_fastest_correct_peer():
             _row(13, "random", "triton (ours)", 40.0),
             _row(13, "random", "eager PyTorch (spec)", 900.0),
             _row(13, "random", "Triton CSR, CUDA cores (one program per row)", 25.0)]
-    table = [[cell.strip() for cell in line.strip("|").split("|")] for line in bench.peers_table(rows).splitlines()]
+    table = [[cell.strip() for cell in line.strip("|").split("|")] for line in tables.peers_table(rows).splitlines()]
     assert table[0] == ["puzzle", "size", "solution µs", "best peer", "peer µs", "peer / ours", "ours of floor"]
     assert table[2:] == [["9", "small", "8.0", "vectorised index_add_ (slots kept)", "26.0", "3.25x", "125%"],
                          ["9", "large", "—", "eager PyTorch (spec)", "300.0", "—", "—"],
                          ["13", "random", "40.0", "Triton CSR, CUDA cores (one program per row)", "25.0", "0.62x",
                           "25%"]]
-    text = bench.markdown(rows, HEADER)
+    text = tables.markdown(rows, HEADER)
     assert text.index("### Peers\n\n| puzzle |") < text.index("### Puzzle 9")
 
 
@@ -196,14 +196,14 @@ def test_peers_table_compares_replays_where_ours_and_a_peer_were_both_replayed()
                 _row(13, "banded", "triton (pairs), CUDA graph", 1.0),
                 _row(13, "banded", "CSR", 20.9), _row(13, "banded", "CSR, CUDA graph", 15.2),
                 _row(13, "banded", "unfused, CUDA graph", 2.0, correct=False)]
-    assert "| 13 | banded | 6.3 (CUDA graph) | CSR, CUDA graph | 15.2 | 2.41x |" in bench.peers_table(replayed)
+    assert "| 13 | banded | 6.3 (CUDA graph) | CSR, CUDA graph | 15.2 | 2.41x |" in tables.peers_table(replayed)
     no_peer_replayed = [r for r in replayed if r["impl"] != "CSR, CUDA graph"]
-    assert "| 13 | banded | 22.8 | CSR | 20.9 | 0.92x |" in bench.peers_table(no_peer_replayed)
+    assert "| 13 | banded | 22.8 | CSR | 20.9 | 0.92x |" in tables.peers_table(no_peer_replayed)
 
 
 def test_peers_table_marks_a_wrong_solution():
     rows = [_row(4, "N0=4", "triton (ours)", 5.0, correct=False), _row(4, "N0=4", "eager PyTorch (spec)", 10.0)]
-    assert "| 4 | N0=4 | 5.0 WRONG RESULT | eager PyTorch (spec) | 10.0 | 2.00x | 200% |" in bench.peers_table(rows)
+    assert "| 4 | N0=4 | 5.0 WRONG RESULT | eager PyTorch (spec) | 10.0 | 2.00x | 200% |" in tables.peers_table(rows)
 
 
 def test_recorded_peers_shows_the_chosen_puzzles_under_where_they_were_measured(tmp_path):
@@ -211,17 +211,17 @@ def test_recorded_peers_shows_the_chosen_puzzles_under_where_they_were_measured(
             _row(12, "N=64", "triton (ours)", 20.0), _row(12, "N=64", "eager PyTorch (spec)", 70.0)]
     path = tmp_path / "peers.json"
     path.write_text(json.dumps({"header": HEADER, "rows": rows}))
-    text = bench.recorded_peers([12], path)
+    text = tables.recorded_peers([12], path)
     assert "| 12 | N=64 | 20.0 | eager PyTorch (spec) | 70.0 | 3.50x | 50% |" in text and "N0=4" not in text
     assert "Of floor above 100%" not in text
-    text = bench.recorded_peers([4], path)
+    text = tables.recorded_peers([4], path)
     assert text.splitlines()[0].startswith(f"Recorded on {HEADER['device']}, {HEADER['date']} (torch")
     assert "| 4 | N0=4 | 5.0 | eager PyTorch (spec) | 10.0 | 2.00x |" in text and "N=64" not in text
     assert "Of floor above 100%: faster than the floor's model" in text  # puzzle 4's row: 200% of the floor
-    assert bench.recorded_peers([7], path) == "peers.json holds no results for puzzle(s) 7"
+    assert tables.recorded_peers([7], path) == "peers.json holds no results for puzzle(s) 7"
     path.write_text("{not json")
-    assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: JSONDecodeError)"
-    assert "FileNotFoundError" in bench.recorded_peers([4], tmp_path / "absent.json")
+    assert tables.recorded_peers([4], path) == "no recorded results to show (peers.json: JSONDecodeError)"
+    assert "FileNotFoundError" in tables.recorded_peers([4], tmp_path / "absent.json")
 
 
 @pytest.mark.parametrize("damage", [
@@ -233,15 +233,15 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
     damage(rows[0])
     path = tmp_path / "peers.json"
     path.write_text(json.dumps({"header": HEADER, "rows": rows}))
-    assert bench.recorded_peers([4], path).startswith("no recorded results to show (peers.json: ")
+    assert tables.recorded_peers([4], path).startswith("no recorded results to show (peers.json: ")
     path.write_text(json.dumps({"header": {}, "rows": rows[1:]}))
-    assert bench.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
+    assert tables.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
 
 
 # The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. The run of 2026-12-01
 # judged results with the bench's old flat check, which called every backward of puzzle 14 and puzzle 17 without
 # the causal mask wrong (PyTorch's own and FlashAttention-2's too; docs/benchmarks.md says why): until the next
-# run, with the grader's check (bench.GraderCheck), the coverage test below fails, as expected; remove this mark then.
+# run, with the grader's check (measure.GraderCheck), the coverage test below fails, as expected; remove this mark then.
 RECORD_PENDING = pytest.mark.xfail(
     strict=True, raises=AssertionError,
     reason="docs/bench/peers.json of 2026-12-01 flags 14 and 17 with the old check; scripts/gpu_perf.sh re-records")
@@ -250,12 +250,12 @@ RECORD_PENDING = pytest.mark.xfail(
 def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
     """The peers table's solution column is the launcher with no block-size arguments; the file says so, and each
     of our rows says what the launcher chose. A best-swept setting, where there is one, is its own row."""
-    header, rows = bench.recorded_rows()
-    assert header.get("ours") == bench.OURS_AT
-    ours = [r for r in rows if r["impl"] == bench.OURS]
+    header, rows = tables.recorded_rows()
+    assert header.get("ours") == tables.OURS_AT
+    ours = [r for r in rows if r["impl"] == timing.OURS]
     assert ours and all(r["note"].startswith("defaults: ") and "[" in r["note"] for r in ours), \
         [r["note"] for r in ours if not r["note"].startswith("defaults: ")]
-    ours_rows = (bench.OURS, bench.OURS + bench.CUDA_GRAPH, bench.SWEPT, bench.LESSON)
+    ours_rows = (timing.OURS, timing.OURS + timing.CUDA_GRAPH, timing.SWEPT, timing.LESSON)
     assert all(r["impl"] in ours_rows or not r["impl"].startswith("triton (ours") for r in rows), \
         {r["impl"] for r in rows if r["impl"].startswith("triton (ours")}
     assert all(header.get(key) for key in ("device", "date", "torch", "triton", "numpy", "python", "command"))
@@ -264,13 +264,13 @@ def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
 @RECORD_PENDING
 def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     """docs/bench/peers.json is what the notebooks and `bench --recorded` show: one run per puzzle, no wrong result."""
-    recorded = json.loads((ROOT / bench.RECORDED).read_text())
+    recorded = json.loads((ROOT / tables.RECORDED).read_text())
     for puzzle in registry.PUZZLES:
-        ours = [r for r in recorded["rows"] if r["puzzle"] == puzzle.number and r["impl"] == bench.OURS]
+        ours = [r for r in recorded["rows"] if r["puzzle"] == puzzle.number and r["impl"] == timing.OURS]
         sizes = bench_settings.BENCHES[puzzle.slug].sizes
         assert len(ours) == len(sizes), puzzle.number
         assert all(r["correct"] and r["us"] for r in ours), puzzle.number
-    table = bench.recorded_peers([p.number for p in registry.PUZZLES])
+    table = tables.recorded_peers([p.number for p in registry.PUZZLES])
     rows = sum(len(b.sizes) for b in bench_settings.BENCHES.values())
     assert "WRONG" not in table and table.count("\n| ") == 1 + rows  # the header and one line per size
 
@@ -279,15 +279,15 @@ def test_the_table_in_the_benchmarks_page_is_the_recorded_one():
     """docs/benchmarks.md opens with `bench --recorded`'s table; after a new record:
     python -m grader bench --recorded --markdown docs/benchmarks.md --plot docs/benchmarks.png"""
     page = (ROOT / "docs" / "benchmarks.md").read_text()
-    shown = page.split(bench.TABLE_BEGIN + "\n")[1].split("\n" + bench.TABLE_END)[0]
-    assert shown == bench.recorded_peers(), "python -m grader bench --recorded --markdown docs/benchmarks.md"
+    shown = page.split(tables.TABLE_BEGIN + "\n")[1].split("\n" + tables.TABLE_END)[0]
+    assert shown == tables.recorded_peers(), "python -m grader bench --recorded --markdown docs/benchmarks.md"
 
 
 def test_the_benchmarks_figure_draws_the_recorded_numbers():
     """docs/benchmarks.png holds, in a PNG text chunk, the numbers it drew: they must be the recorded file's. After
     a new record: python -m grader bench --recorded --plot docs/benchmarks.png (needs matplotlib)"""
-    drawn = bench.plotted_data(ROOT / "docs" / "benchmarks.png")
-    assert drawn == bench.speedup_data(bench.recorded_rows()[1]), "python -m grader bench --recorded --plot FILE.png"
+    drawn = plots.plotted_data(ROOT / "docs" / "benchmarks.png")
+    assert drawn == plots.speedup_data(tables.recorded_rows()[1]), "python -m grader bench --recorded --plot FILE.png"
 
 
 def test_the_speedup_figure_stores_what_it_drew(tmp_path):
@@ -296,22 +296,22 @@ def test_the_speedup_figure_stores_what_it_drew(tmp_path):
             _row(4, "N0=4, T=8", "triton (ours), swept", 1.0),
             *[_row(13, f"random (D=64, {n})", impl, us) for n in ("N=16384", "N=65536")
               for impl, us in (("triton (ours)", 40.0), ("CSR", 30.0))]]
-    drawn = bench.plot_speedups(rows, str(tmp_path / "speedups.png"))
-    assert drawn == bench.plotted_data(tmp_path / "speedups.png") == bench.speedup_data(rows)
+    drawn = plots.plot_speedups(rows, str(tmp_path / "speedups.png"))
+    assert drawn == plots.plotted_data(tmp_path / "speedups.png") == plots.speedup_data(rows)
     assert [(d["puzzle"], d["peer"], d["peer_us"] / d["ours_us"]) for d in drawn] == [
         (4, "eager PyTorch (spec)", 2.0), (13, "CSR", 0.75), (13, "CSR", 0.75)]
-    assert bench._short_sizes(["random (D=64, N=16384)", "random (D=64, N=65536)", "banded (D=64, N=16384)"]) == [
+    assert plots._short_sizes(["random (D=64, N=16384)", "random (D=64, N=65536)", "banded (D=64, N=16384)"]) == [
         "random, N=16384", "random, N=65536", "banded"]
 
 
 def test_the_table_goes_between_its_markers(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text(f"# Title\n\n{bench.TABLE_BEGIN}\nold table\n{bench.TABLE_END}\n\nProse.\n")
-    bench.write_table(str(page), "| new |")
-    assert page.read_text() == f"# Title\n\n{bench.TABLE_BEGIN}\n| new |\n{bench.TABLE_END}\n\nProse.\n"
+    page.write_text(f"# Title\n\n{tables.TABLE_BEGIN}\nold table\n{tables.TABLE_END}\n\nProse.\n")
+    tables.write_table(str(page), "| new |")
+    assert page.read_text() == f"# Title\n\n{tables.TABLE_BEGIN}\n| new |\n{tables.TABLE_END}\n\nProse.\n"
     (tmp_path / "bare.md").write_text("no markers\n")
     with pytest.raises(ValueError, match="no <!-- peers table: begin -->"):
-        bench.write_table(str(tmp_path / "bare.md"), "| new |")
+        tables.write_table(str(tmp_path / "bare.md"), "| new |")
 
 
 def test_peers_table_shows_the_best_swept_setting_beside_the_defaults():
@@ -319,10 +319,10 @@ def test_peers_table_shows_the_best_swept_setting_beside_the_defaults():
             _row(4, "N0=4", "triton (ours), swept", 6.0, "B1=16 (the defaults)"),
             _row(4, "N0=4", "triton (ours), swept", 4.0, "B1=32"),
             _row(4, "N0=4", "triton (ours), swept", 2.0, "B1=64", correct=False)]
-    table = bench.peers_table(rows).splitlines()
+    table = tables.peers_table(rows).splitlines()
     assert table[0].endswith("| ours of floor | best swept µs |")
     assert table[2] == "| 4 | N0=4 | 5.0 | eager | 10.0 | 2.00x | 200% | 4.0 (B1=32) |"  # the ratio is the defaults'
-    assert "best swept" not in bench.peers_table(rows[:2])
+    assert "best swept" not in tables.peers_table(rows[:2])
 
 
 # -- what a launcher launches, recorded without a GPU --------------------------------------------------------------
@@ -347,17 +347,17 @@ def test_the_solutions_defaults_are_the_tuned_settings(number, args, expected):
     """What each launcher picks from the problem's size, as `bench` reports it (the interpreter's 4 stand-in
     multiprocessors give puzzle 11 a grid of 4)."""
     launcher = loader.load_launcher(registry.find(number), "solutions")
-    assert bench.launches_note(bench.launches_of(launcher, *args)) == expected
+    assert launches.launches_note(launches.launches_of(launcher, *args)) == expected
 
 
 def test_the_lesson_form_is_timed_where_the_solution_goes_beyond_it():
     matmul = registry.find(11)
-    lesson = bench.lesson_launcher(matmul, loader.load_launcher(matmul, "solutions"))
+    lesson = timing.lesson_launcher(matmul, loader.load_launcher(matmul, "solutions"))
     a = _meta(4096, 4096, dtype=torch.float16)
-    assert bench.launches_note(bench.launches_of(lesson, a, a)) == \
+    assert launches.launches_note(launches.launches_of(lesson, a, a)) == \
         "matmul_kernel[32x32](BM=128, BN=128, BK=64, num_warps=4, num_stages=4)"
     softmax = registry.find(5)
-    assert bench.lesson_launcher(softmax, loader.load_launcher(softmax, "solutions")) is None
+    assert timing.lesson_launcher(softmax, loader.load_launcher(softmax, "solutions")) is None
 
 
 def test_a_swept_launch_setting_replays_the_recorded_launches_with_it(monkeypatch):
@@ -366,16 +366,16 @@ def test_a_swept_launch_setting_replays_the_recorded_launches_with_it(monkeypatc
     launcher = loader.load_launcher(softmax, "solutions")
     x = torch.randn(3, 100)
     launched = []
-    monkeypatch.setattr(bench, "_median_us", lambda fn: (fn(), 1.0)[1])
+    monkeypatch.setattr(timing, "median_us", lambda fn: (fn(), 1.0)[1])
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(bench, "_replay", lambda launches, overrides: (launched.append(overrides),
-                                                                      [launch.kernel[launch.grid](*launch.args,
-                                                                                                  **launch.kwargs)
-                                                                       for launch in launches])[0])
-    us, failure, correct = bench._time_setting(launcher, [x], dict(B1=32, num_stages=2),
-                                               bench.GraderCheck(softmax, {"x": x}))
+    monkeypatch.setattr(timing, "replay", lambda launches, overrides: (launched.append(overrides),
+                                                                       [launch.kernel[launch.grid](*launch.args,
+                                                                                                   **launch.kwargs)
+                                                                        for launch in launches])[0])
+    us, failure, correct = timing._time_setting(launcher, [x], dict(B1=32, num_stages=2),
+                                                measure.GraderCheck(softmax, {"x": x}))
     assert (us, failure, correct) == (1.0, "", True) and launched and all(o == {"num_stages": 2} for o in launched)
-    assert bench._chosen(launcher, [x], dict(B1=32, num_stages=2)) == \
+    assert timing._chosen(launcher, [x], dict(B1=32, num_stages=2)) == \
         "softmax_online_kernel[3](B0=1, B1=32, num_warps=1, num_stages=2)"
 
 
@@ -386,15 +386,15 @@ def cpu_bench(monkeypatch):
     """bench_size on CPU inputs with a fake clock (µs is the call's position, so the first setting wins) and
     torch.compile as the identity."""
     calls = iter(range(1, 10_000))
-    monkeypatch.setattr(bench, "_median_us", lambda fn: (fn(), float(next(calls)))[1])
+    monkeypatch.setattr(timing, "median_us", lambda fn: (fn(), float(next(calls)))[1])
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     monkeypatch.setattr(torch, "compile", lambda fn, **options: fn)  # inductor on the CPU takes many seconds
-    monkeypatch.setattr(bench, "_inputs", lambda puzzle, size: make_inputs(
+    monkeypatch.setattr(timing, "_inputs", lambda puzzle, size: make_inputs(
         puzzle.spec, size if isinstance(size, Case) else Case("bench", size), seed=0))
     from grader.bench import baselines
 
     monkeypatch.setattr(baselines, "compiled_flex_attention", lambda: _eager_flex)
-    return bench
+    return timing
 
 
 def _eager_flex(q, k, v, block_mask, **options):
@@ -413,7 +413,7 @@ def test_bench_size_of_puzzle_13_times_every_baseline_and_notes_the_fill(cpu_ben
     csr, unfused, flex = SPARSE_BENCH.baselines
     # The spec is not compiled (compile_spec=False), nor are the CSR kernel and FlexAttention (compile=False).
     # Each is also replayed from a CUDA graph (cuda_graph=True): the kernels are as short as a launch.
-    graph = bench.CUDA_GRAPH
+    graph = timing.CUDA_GRAPH
     assert [r["impl"] for r in rows] == ["triton (ours)", f"triton (ours){graph}", "eager PyTorch (spec)",
                                          f"eager PyTorch (spec){graph}", csr, f"{csr}{graph}", unfused,
                                          f"{unfused}{graph}", f"{unfused}, torch.compile", flex, f"{flex}{graph}"]
@@ -467,7 +467,7 @@ def test_bench_size_of_a_backward_times_its_autograd_peers_not_its_spec(cpu_benc
     rows = cpu_bench.bench_size(puzzle, loader.load_launcher(puzzle, "solutions"), size, 4e12, 2e12,
                                 use_compile=True, flop_rate=1e12)
     variants = [f"triton ({name})" for name in settings.variants]
-    rows = [r for r in rows if not r["impl"].endswith(bench.CUDA_GRAPH)]  # puzzle 18 replays each from a CUDA graph
+    rows = [r for r in rows if not r["impl"].endswith(timing.CUDA_GRAPH)]  # puzzle 18 replays each from a CUDA graph
     assert [r["impl"] for r in rows] == ["triton (ours)", *variants, *settings.baselines]
     assert [r["impl"] for r in rows][len(variants) + 1].startswith("eager"), "vs eager needs an eager row"
     assert all(r["correct"] for r in rows), [r["impl"] for r in rows if not r["correct"]]
@@ -500,7 +500,7 @@ def test_plot_draws_tensor_core_and_sparse_puzzles(tmp_path):
             _row(11, "M=64, K=64, N=64", "torch.compile (spec)", None, "failed: E", tflops=None),
             *[_row(13, f"random ({n})", impl, us, size_note="fill 6.2%") for n in ("N=16384", "N=65536")
               for impl, us in (("triton (ours)", 40.0), ("eager PyTorch (spec)", 900.0))]]
-    bench.plot(rows, str(tmp_path / "bench.png"))
+    plots.plot(rows, str(tmp_path / "bench.png"))
     assert (tmp_path / "bench.png").stat().st_size > 0
 
 
@@ -528,5 +528,5 @@ def test_the_gpu_script_profiles_sizes_the_bench_has():
     profiled = re.findall(r'grader bench (\d+) --once --sizes "([^"]+)"', script.read_text())
     assert len(profiled) == 3
     for number, text in profiled:
-        labels = [bench._label(size) for size in bench_settings.BENCHES[registry.find(int(number)).slug].sizes]
+        labels = [timing.size_label(size) for size in bench_settings.BENCHES[registry.find(int(number)).slug].sizes]
         assert sum(text in label for label in labels) == 1, (number, text, labels)

@@ -195,3 +195,26 @@ def test_a_scratch_budget_counts_stores_into_tensors_that_are_not_outputs():
     problem = Scratch(("out",), "N - 1", lesson="Only Δ.").check(recorder, {}, {"N": 100})
     assert problem == ("over budget: 100 elements stored besides out (the tensor passed as dst_ptr, src_ptr "
                        "(100 stores)), the budget is N - 1 = 99. Only Δ.")
+
+
+# -- the tl.dot floor takes the compiled kernels' facts as values -------------------------------------------------
+
+def _dot_recorder(**facts):
+    """A recorder's dot facts alone: one live tl.dot of 4096 multiply-adds at kernel.py:12."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(dot_calls=[(("/any/where/kernel.py", 12), 4096, 16, 16)], live_dots={0},
+                           dead_dot_work=lambda: 0, launches=[], **facts)
+
+
+def test_the_dot_budget_counts_only_dots_the_worker_says_were_compiled():
+    """The worker puts the (file, line) of every tl.dot its GPU compile kept on the recorder (kept_dots); the
+    budget reads that value and never asks the worker itself."""
+    from grader.course.budgets import Dots
+
+    budget = Dots(work="4096")
+    assert budget.check(_dot_recorder(kept_dots={("/any/where/kernel.py", 12)}), {}, {}) is None
+    assert budget.check(_dot_recorder(kept_dots=None), {}, {}) is None  # not known: every dot counts
+    dropped = budget.check(_dot_recorder(kept_dots=set()), {}, {})
+    assert dropped.startswith("over budget: tl.dot did 0% of the multiply-adds"), dropped
+    assert "The tl.dot at kernel.py:12 is not in the compiled kernel" in dropped, dropped

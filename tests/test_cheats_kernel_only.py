@@ -1,4 +1,5 @@
-"""Every cheat in tests/kernels/cheating/ fails kernel-only grading, where no Python of the submission runs.
+"""Every cheat in tests/kernels/cheating/ (and helpers.COPIED_CHEATS, a solution with one edit) fails kernel-only
+grading, where no Python of the submission runs.
 
 The cheats there are Python: a launcher that computes in PyTorch or numpy, forges events or reads the grader's
 frames; module-level code that patches the judge, forks a daemon or edits the grader's files.
@@ -18,11 +19,15 @@ import shutil
 
 import pytest
 from helpers import (
+    COPIED_CHEATS,
     KERNELS,
     ROOT,
+    cheat_file,
+    cheat_names,
     failed_case,
     grade_file,
     grade_text,
+    lesson_text,
     report,
     requires_interpreter,
     run_cli,
@@ -37,7 +42,7 @@ pytestmark = requires_interpreter
 CHEATING = KERNELS / "cheating"
 # Cheats in the kernel itself: tests/test_gpu_compile.py rejects the first, the test below the others
 IN_THE_KERNEL = {"p11_dots_of_zeros.py", "p05_square_tile.py", "p05_flat_square_tile.py"}
-CHEATS = sorted(path.name for path in CHEATING.glob("p*.py") if path.name not in IN_THE_KERNEL)
+CHEATS = [name for name in cheat_names() if name not in IN_THE_KERNEL]
 LEFT_OUT = ("your launcher differs from the puzzle's", "not run: the code of ")
 
 
@@ -70,7 +75,7 @@ def with_idle_kernels(text: str, puzzle) -> str:
 @pytest.mark.parametrize("name", CHEATS)
 def test_the_cheat_with_the_puzzles_kernel_names_fails_and_its_trick_is_named(name, tmp_path):
     puzzle = _puzzle(name)
-    text = with_idle_kernels((CHEATING / name).read_text(), puzzle)
+    text = with_idle_kernels(cheat_file(name).read_text(), puzzle)
     result = grade_text(puzzle, text, tmp_path)
     assert result.status in {"failed", "not_started"}, report(result)
     assert failed_case(result).reason in {"not_started", "never_written"}, report(result)
@@ -80,13 +85,13 @@ def test_the_cheat_with_the_puzzles_kernel_names_fails_and_its_trick_is_named(na
 
 WITHOUT_THE_KERNELS = [name for name in CHEATS
                        if not set(submission.puzzle_given(_puzzle(name).number).kernels) <=
-                       _jit_names((CHEATING / name).read_text())]
+                       _jit_names(cheat_file(name).read_text())]
 WITH_THE_KERNELS = [name for name in CHEATS if name not in WITHOUT_THE_KERNELS]
 
 
 @pytest.mark.parametrize("name", WITHOUT_THE_KERNELS)
 def test_the_cheat_as_it_is_is_refused_for_its_kernel_names(name):
-    (case,) = grade_file(_puzzle(name), CHEATING / name).cases
+    (case,) = grade_file(_puzzle(name), cheat_file(name)).cases
     assert case.reason == "error" and "defines no @triton.jit function" in case.message, case.message
 
 
@@ -103,7 +108,7 @@ KERNEL_VERDICTS = {"p01_prints_escapes.py": "failed", "p05_reads_pairs_as_int64.
 @pytest.mark.parametrize("name", WITH_THE_KERNELS)
 def test_the_cheat_as_it_is_is_graded_on_its_kernels_alone(name, tmp_path, capfd):
     copy = tmp_path / name  # the tricks write beside __file__: here, if anything of them ran
-    shutil.copy(CHEATING / name, copy)
+    shutil.copy(cheat_file(name), copy)
     result = grade_file(_puzzle(name), copy)
     assert result.status == KERNEL_VERDICTS.get(name, "passed"), report(result)
     assert sorted(p.name for p in tmp_path.iterdir()) == [name], "the trick left a trace"
@@ -147,3 +152,15 @@ def test_a_tile_of_tiles_is_a_block_wider_than_the_lesson(name):
     case = failed_case(grade_file(5, CHEATING / name, first_failure=True))
     assert case.reason == "budget" and "your kernel made a block of shape [32, 32], 1024 elements, more than a " \
         "tile of the launcher's blocks holds (512)" in case.message, case.message
+
+
+@pytest.mark.parametrize("cheat", COPIED_CHEATS, ids=lambda cheat: cheat.name)
+def test_a_copied_cheat_is_its_solution_with_one_edit(cheat):
+    """Built from the solution's text (its lesson form), never kept as a copy in tests/kernels/cheating/: its code is
+    the solution's but for the one edit, which must still apply (CopiedCheat.text fails loudly otherwise)."""
+    text = cheat.text()
+    assert not (CHEATING / cheat.name).exists(), f"{cheat.name} is built from its solution: delete the copy"
+    assert text.startswith(f'"""Cheat: {cheat.trick}"""\n') and cheat.new in text
+    solution = lesson_text(_puzzle(cheat.name))
+    code = text[text.index('"""\n') + 4:]
+    assert code.replace(cheat.new, cheat.old) == solution[solution.index("\nimport"):]

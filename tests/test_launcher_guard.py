@@ -3,8 +3,8 @@ PyTorch compute in it, tiles wider than the case's blocks, and the reference lef
 refused; allocations, views, smaller blocks and autotune are not. (Kernel-only grading runs the puzzle's launcher,
 so none of these launchers run there: tests/test_cheats_kernel_only.py.)
 
-The cheating launchers live in tests/kernels/cheating/; correct ones that must keep passing in
-tests/kernels/right_own_launcher/.
+The cheating launchers live in tests/kernels/cheating/, or are a solution with one edit (helpers.COPIED_CHEATS;
+helpers.cheat_file finds either); correct ones that must keep passing in tests/kernels/right_own_launcher/.
 """
 
 import dataclasses
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 import triton.language as tl
-from helpers import KERNELS, failed_case, grade_file, requires_interpreter
+from helpers import KERNELS, cheat_file, failed_case, grade_file, requires_interpreter
 
 from grader import inprocess
 from grader.course import registry
@@ -24,7 +24,6 @@ from grader.worker import instrument, launcher_guard
 
 pytestmark = requires_interpreter
 
-CHEATS = KERNELS / "cheating"
 
 
 @dataclass(frozen=True)
@@ -69,14 +68,14 @@ WIDE_BLOCKS = [
 
 @pytest.mark.parametrize("cheat", TORCH_COMPUTE, ids=lambda c: c.file)
 def test_cheating_launcher_is_refused(cheat):
-    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
+    case = failed_case(grade_file(cheat.puzzle, cheat_file(cheat.file), first_failure=True, own_launcher=True))
     assert case.reason == "launcher", f"{case.name}: {case.reason}: {case.message}"
     assert cheat.clue in case.message
 
 
 @pytest.mark.parametrize("cheat", WIDE_BLOCKS, ids=lambda c: c.file)
 def test_a_launcher_that_widens_the_blocks_is_refused(cheat):
-    case = failed_case(grade_file(cheat.puzzle, CHEATS / cheat.file, first_failure=True, own_launcher=True))
+    case = failed_case(grade_file(cheat.puzzle, cheat_file(cheat.file), first_failure=True, own_launcher=True))
     assert case.reason == "budget", f"{case.name}: {case.reason}: {case.message}"
     assert cheat.clue in case.message, case.message
 
@@ -85,26 +84,26 @@ def test_a_launcher_that_widens_the_blocks_is_refused(cheat):
 def test_a_key_walk_over_every_query_at_once_is_a_tile_wider_than_the_case_gives():
     """The launcher passes BQ = 128 to the key walk where the case asks for 32: the tile check at trace time stops the
     kernel at its first block of 128 queries, before the launcher guard reads the launch."""
-    case = failed_case(grade_file(17, CHEATS / "p17_every_query_at_once.py", first_failure=True, own_launcher=True))
+    case = failed_case(grade_file(17, cheat_file("p17_every_query_at_once.py"), first_failure=True, own_launcher=True))
     assert case.reason == "budget", f"{case.name}: {case.reason}: {case.message}"
     assert "this case asks for BQ=32, BK=32; your kernel made a block 128 wide" in case.message
 
 
 def test_the_refusal_names_the_learners_line():
-    case = failed_case(grade_file(4, CHEATS / "p04_host_row_max.py", first_failure=True, own_launcher=True))
+    case = failed_case(grade_file(4, cheat_file("p04_host_row_max.py"), first_failure=True, own_launcher=True))
     assert "at p04_host_row_max.py:" in case.message and "x.amax(dim=1)" in case.message
 
 
 def test_a_puzzle_that_lists_an_op_lets_the_launcher_use_it():
     puzzle = dataclasses.replace(registry.find(1), launcher_ops=("aten.clone",))
-    result = grade_file(puzzle, CHEATS / "p01_clones_x.py", own_launcher=True)
+    result = grade_file(puzzle, cheat_file("p01_clones_x.py"), own_launcher=True)
     assert result.status == "passed", [(c.name, c.reason, c.message) for c in result.cases]
 
 
 def test_torch_works_again_after_a_refusal():
     """The modes come off torch's stacks with the launcher: the grader's own code is not refused."""
-    grade_file(1, CHEATS / "p01_pops_the_mode.py", first_failure=True, own_launcher=True)
-    grade_file(1, CHEATS / "p01_torch_add.py", first_failure=True, own_launcher=True)
+    grade_file(1, cheat_file("p01_pops_the_mode.py"), first_failure=True, own_launcher=True)
+    grade_file(1, cheat_file("p01_torch_add.py"), first_failure=True, own_launcher=True)
     assert torch.equal(torch.arange(3.0).amax() + 1, torch.tensor(3.0))
 
 
@@ -112,7 +111,7 @@ def test_torch_works_again_after_a_refusal():
 
 def _frame_reader():
     """The cheat's launcher, imported directly: the loader's static check would refuse it first."""
-    path = CHEATS / "p01_reads_grader_frame.py"
+    path = cheat_file("p01_reads_grader_frame.py")
     spec = importlib.util.spec_from_file_location("frame_reader_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -200,7 +199,7 @@ def test_the_autotune_note_reaches_the_cli_report():
 def test_a_thread_started_by_the_launcher_is_refused():
     """The static check of --file refuses `import threading`; a learner's own puzzles/ file is not vetted, so the
     guard refuses the thread itself (its PyTorch calls would escape the dispatch mode, which is per thread)."""
-    spec = importlib.util.spec_from_file_location("adds_on_a_thread", CHEATS / "p01_adds_on_a_thread.py")
+    spec = importlib.util.spec_from_file_location("adds_on_a_thread", cheat_file("p01_adds_on_a_thread.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     puzzle = registry.find(1)

@@ -1,5 +1,6 @@
-"""Access maps (grader/show/memory_map.py): each picture of a small known kernel is compared as arrays with the picture
-worked out by hand; the text, the heat map and the PNG are produced; ``--map`` shows what a stub, a failing
+"""Access maps (recorded by grader/worker/recording.py, sent as grader/map_transfer.py, drawn by
+grader/show/memory_map.py): each picture of a small known kernel is compared as arrays with the picture worked out by
+hand; the text, the heat map and the PNG are produced; ``--map`` shows what a stub, a failing
 launcher, a crash and an out-of-bounds kernel did up to the failure, without a traceback.
 
 CI runs this file on the newest triton and again on triton 3.6.
@@ -16,9 +17,11 @@ import triton.language as tl
 from helpers import KERNELS, ROOT, kernel_only_launcher, requires_interpreter, run_cli, stub_text
 
 from grader.course import graphs, registry
+from grader.map_transfer import NEEDS_INTERPRETER, Maps
 from grader.show import memory_map
-from grader.show.memory_map import Maps, maps_of, render_heat, render_text
-from grader.worker import execute, instrument, loader
+from grader.show.memory_map import render_heat, render_text
+from grader.worker import execute, instrument, loader, recording
+from grader.worker.recording import maps_of
 
 pytestmark = requires_interpreter
 
@@ -118,7 +121,7 @@ def test_a_million_elements_fit_in_a_few_rows_of_cells():
     region.map.reader[:] = np.arange(region.numel) // 1000 // 100  # ten programs of 100 rows each
     region.map.reads[:] = 1
     region.map.reads[-1] = 7
-    picture = memory_map.picture_of(region, [f"({p},0,0)" for p in range(10)])
+    picture = recording.picture_of(region, [f"({p},0,0)" for p in range(10)])
     assert picture.cell == (42, 16) and picture.owner.shape == (24, 63)
     for cell_row in range(24):  # the program owning most of the cell's 42 rows (the smaller one on a tie)
         rows = range(42 * cell_row, min(42 * cell_row + 42, 1000))
@@ -273,7 +276,7 @@ def test_a_drawing_with_nothing_to_draw_is_its_text():
     the text."""
     unread = memory_map.Drawing(_maps(store_first_kernel, (1,), {}, torch.empty(8), 5, B=8), heat=True)
     assert unread._repr_png_() is None and "z: not read" in repr(unread)
-    outside = memory_map.Drawing(Maps([], note=memory_map.NEEDS_INTERPRETER.format(number=1)))
+    outside = memory_map.Drawing(Maps([], note=NEEDS_INTERPRETER.format(number=1)))
     assert outside._repr_png_() is None and "maps need the interpreter" in repr(outside)
 
 

@@ -12,7 +12,7 @@ import types
 import pytest
 import torch
 
-from grader import bench
+from grader.bench import measure, timing
 from grader.bench import settings as bench_settings
 from grader.course import graphs, registry
 from grader.course.cases import Case, as_list, make_inputs, normal
@@ -63,7 +63,7 @@ def test_pyg_peer_matches_the_spec(fake_pyg, number):
     settings = bench_settings.BENCHES[puzzle.slug]
     inputs = make_inputs(puzzle.spec, _case(number), seed=0)[0]
     out = settings.baselines[name].run(**settings.baselines[name].prepare(inputs))
-    assert bench.GraderCheck(puzzle, inputs).accepts(out)  # the grader's own check
+    assert measure.GraderCheck(puzzle, inputs).accepts(out)  # the grader's own check
     h = as_list(out)[0]
     assert torch.equal(h[-3:], torch.zeros_like(h[-3:])), "a node no edge reaches sums nothing"
 
@@ -83,14 +83,14 @@ def test_puzzle_10_inputs_reach_both_clips():
 def test_the_bench_times_the_pyg_peer_and_notes_when_pyg_is_missing(monkeypatch, fake_pyg, number):
     puzzle, name = PEERS[number]
     settings = bench_settings.BENCHES[puzzle.slug]
-    monkeypatch.setattr(bench, "_median_us", lambda fn: (fn(), 1.0)[1])
-    monkeypatch.setattr(bench, "_graph_us", lambda fn: (fn(), 1.0)[1])
+    monkeypatch.setattr(timing, "median_us", lambda fn: (fn(), 1.0)[1])
+    monkeypatch.setattr(timing, "graph_us", lambda fn: (fn(), 1.0)[1])
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     inputs = make_inputs(puzzle.spec, _case(number), seed=0)[0]
-    expected = bench.GraderCheck(puzzle, inputs)
-    timed = bench._time_baseline(name, settings.baselines[name], inputs, expected, settings, use_compile=True)
+    expected = measure.GraderCheck(puzzle, inputs)
+    timed = timing._time_baseline(name, settings.baselines[name], inputs, expected, settings, use_compile=True)
     assert [(impl, us, correct) for impl, us, _, correct in timed][0] == (name, 1.0, True)
     monkeypatch.delitem(sys.modules, "torch_geometric.utils")
     monkeypatch.setitem(sys.modules, "torch_geometric", None)  # its import now fails, as where PyG is missing
-    missing = bench._time_baseline(name, settings.baselines[name], inputs, expected, settings, use_compile=False)
+    missing = timing._time_baseline(name, settings.baselines[name], inputs, expected, settings, use_compile=False)
     assert len(missing) == 1 and missing[0][1] is None and missing[0][2].startswith("not installed: torch_geometric")

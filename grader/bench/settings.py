@@ -68,12 +68,12 @@ class Bench:
 
 # -- chapters 1 and 2 --------------------------------------------------------------------------------------
 
-LONG_SOFTMAX_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
+SOFTMAX_THREE_LOOP_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict(N0=128, T=1_048_576))
 # The launchers' B1 = min(16384, T) came from 2048-16384 (2026-11-30); 32768 (32 warps) and the pipeline depth of
 # the loops (triton's default: 3 stages) were not timed before.
-LONG_SOFTMAX_SWEEP = (dict(B1=16384), dict(B1=32768), dict(B1=16384, num_stages=1), dict(B1=16384, num_stages=2),
+SOFTMAX_THREE_LOOP_SWEEP = (dict(B1=16384), dict(B1=32768), dict(B1=16384, num_stages=1), dict(B1=16384, num_stages=2),
                       dict(B1=16384, num_stages=4))
-LONG_SOFTMAX_LIBRARY = {"torch.softmax": lambda x: torch.softmax(x, dim=1)}
+SOFTMAX_THREE_LOOP_LIBRARY = {"torch.softmax": lambda x: torch.softmax(x, dim=1)}
 
 
 def _sdpa(q, k, v):
@@ -272,7 +272,8 @@ def _softmax_with_logits(x):
 
 
 SOFTMAX_BACKWARD_BENCH = Bench(
-    LONG_SOFTMAX_SIZES, LONG_SOFTMAX_SWEEP + (dict(B1=4096), dict(B1=8192)),
+    # puzzle 4's sizes and sweep: this is the backward of its softmax
+    SOFTMAX_THREE_LOOP_SIZES, SOFTMAX_THREE_LOOP_SWEEP + (dict(B1=4096), dict(B1=8192)),
     # Floor: y and dy read twice (the second pass, which L2 eviction hints keep in L2 where a row fits), dx written
     # once; compulsory 3 x 4 x N0 x T bytes (4096 x 32768: 1.61 GB, 377 µs at 4.27 TB/s), the two-pass floor 5 x 4
     # x N0 x T (2.68 GB, 628 µs).
@@ -466,10 +467,10 @@ BENCHES: dict[str, Bench] = {
     "outer_add": Bench(sizes=(dict(N0=16384, N1=16384),)),
     "row_sum": Bench(sizes=(dict(N0=32768, T=4096), dict(N0=4096, T=32768)),
                      library={"torch.sum": lambda x: x.sum(dim=1)}),
-    "softmax_three_loop": Bench(LONG_SOFTMAX_SIZES, LONG_SOFTMAX_SWEEP, extra_reads={"x": 2},
-                                library=LONG_SOFTMAX_LIBRARY),
-    "softmax_online": Bench(LONG_SOFTMAX_SIZES, LONG_SOFTMAX_SWEEP, extra_reads={"x": 1},
-                            library=LONG_SOFTMAX_LIBRARY),
+    "softmax_three_loop": Bench(SOFTMAX_THREE_LOOP_SIZES, SOFTMAX_THREE_LOOP_SWEEP, extra_reads={"x": 2},
+                                library=SOFTMAX_THREE_LOOP_LIBRARY),
+    "softmax_online": Bench(SOFTMAX_THREE_LOOP_SIZES, SOFTMAX_THREE_LOOP_SWEEP, extra_reads={"x": 1},
+                            library=SOFTMAX_THREE_LOOP_LIBRARY),
     "flash_attention": Bench(sizes=(dict(N0=16384, T=16384),),
                              library={"scaled_dot_product_attention": _sdpa}, exps=lambda d: d["N0"] * d["T"]),
     "scatter_add": graph_bench(sweep=(dict(BLOCK_E=32), dict(BLOCK_E=64), dict(BLOCK_E=128),

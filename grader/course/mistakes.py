@@ -114,18 +114,18 @@ def one_pass_softmax(x: torch.Tensor, block: int, **mistake) -> torch.Tensor:
     return torch.exp(x - state.m[:, None]) / state.l[:, None]
 
 
-def tiled_attention(i, blocks, **mistakes) -> torch.Tensor:
+def tiled_attention(inputs, blocks, **mistakes) -> torch.Tensor:
     """Puzzle 12's loop: all queries against BK keys at a time."""
-    q, k, v, block = i["q"], i["k"], i["v"], blocks["BK"]
+    q, k, v, block = inputs["q"], inputs["k"], inputs["v"], blocks["BK"]
     everything = torch.ones(q.shape[0], block, dtype=torch.bool)
     steps = ((q @ k[s:s + block].T / q.shape[-1] ** 0.5, v[s:s + block], everything[:, :k.shape[0] - s])
              for s in range(0, k.shape[0], block))
     return _weighted_mean(q, online_softmax(steps, **mistakes), v.shape[1])
 
 
-def scalar_attention(i, blocks, **mistakes) -> torch.Tensor:
+def scalar_attention(inputs, blocks, **mistakes) -> torch.Tensor:
     """Puzzle 6's loop: its scalars are vectors of D = 1 feature (so no scale), B1 keys at a time."""
-    return tiled_attention({name: i[name][:, None] for name in "qkv"}, {"BK": blocks["B1"]}, **mistakes)[:, 0]
+    return tiled_attention({name: inputs[name][:, None] for name in "qkv"}, {"BK": blocks["B1"]}, **mistakes)[:, 0]
 
 
 _SLOT_BITS = torch.arange(graphs.TCB_COLS)
@@ -138,27 +138,27 @@ _BITMAPS = {  # each on the masks' device (the bench judges on the GPU)
 }
 
 
-def _tcb_step(i, q: torch.Tensor, tcb: int, bitmap: str, gather: str) -> Step:
+def _tcb_step(inputs, q: torch.Tensor, tcb: int, bitmap: str, gather: str) -> Step:
     """One TCB as a step of the online softmax for the window's rows q: their scores against its k rows, its v
     rows, and the edges of those rows. bitmap and gather name how they are read: "rows" and "tcb_col" are right;
     gather "slot" reads k and v by slot, "k slot" and "v slot" one of them."""
-    cols = i["tcb_col"][tcb].long()
+    cols = inputs["tcb_col"][tcb].long()
     slots = _SLOT_BITS.to(cols.device)
     k_rows = slots if gather in ("slot", "k slot") else cols
     v_rows = slots if gather in ("slot", "v slot") else cols
-    allowed = _BITMAPS[bitmap](i["tcb_mask"][tcb].long())[:q.shape[0]]
-    return q @ i["k"][k_rows].T / q.shape[-1] ** 0.5, i["v"][v_rows], allowed
+    allowed = _BITMAPS[bitmap](inputs["tcb_mask"][tcb].long())[:q.shape[0]]
+    return q @ inputs["k"][k_rows].T / q.shape[-1] ** 0.5, inputs["v"][v_rows], allowed
 
 
-def window_attention(i, blocks, bitmap: str = "rows", gather: str = "tcb_col", **mistakes) -> torch.Tensor:
+def window_attention(inputs, blocks, bitmap: str = "rows", gather: str = "tcb_col", **mistakes) -> torch.Tensor:
     """Puzzle 13's loop: each window's 16 rows against its TCBs, one at a time (there are no blocks to choose).
     Besides online_softmax's mistakes: the bitmap read "transposed" or "reversed", and k and v gathered by
     "slot" (node c for slot c) instead of by tcb_col."""
-    q, window_ptr = i["q"], i["window_ptr"].tolist()
+    q, window_ptr = inputs["q"], inputs["window_ptr"].tolist()
     out = torch.zeros_like(q)
     for w in range(len(window_ptr) - 1):
         rows = slice(graphs.WINDOW * w, graphs.WINDOW * (w + 1))
-        steps = (_tcb_step(i, q[rows], t, bitmap, gather) for t in range(*window_ptr[w:w + 2]))
+        steps = (_tcb_step(inputs, q[rows], t, bitmap, gather) for t in range(*window_ptr[w:w + 2]))
         out[rows] = _weighted_mean(q[rows], online_softmax(steps, **mistakes), q.shape[1])
     return out
 

@@ -1,7 +1,7 @@
 """The puzzle index: every puzzle, in order, from the chapter modules, found by number or slug.
 
 Each puzzle is defined in one place, its chapter's module in ``grader/course/chapters/`` (cases, tolerance, budgets,
-hints and its ``Puzzle`` entry); its spec is in ``specs.py`` and its benchmark settings in ``bench_settings.py``.
+hints and its ``Puzzle`` entry); its spec is in ``specs.py`` and its benchmark settings in ``grader/bench/settings.py``.
 README.md's "Adding a puzzle" says what else a puzzle needs.
 """
 

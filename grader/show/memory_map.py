@@ -8,277 +8,33 @@ this module turns that record into small pictures a beginner reads at a glance:
     python -m grader 2 --map tile.png         the PNG too
     grader.show(2, outer_add)                 in a notebook: the picture (the text map in a terminal)
 
-A picture is plain numpy arrays (``Picture``), one cell per block of elements, at most ROWS x COLUMNS cells per
-tensor. The CLI runs the case in a worker process, as grading does (``runner.map_case``), which sends the pictures
-back as JSON; they are checked here. A crash or a hang costs the map, never the grader; an out-of-bounds kernel,
+A picture is plain numpy arrays (``grader.map_transfer.Picture``), one cell per block of elements, at most
+ROWS x COLUMNS cells per tensor, recorded in the worker (``grader.worker.recording``). The CLI runs the case in a
+worker process, as grading does (``runner.map_case``), which sends the pictures back as JSON; they are checked on
+arrival (``Maps.from_json``). A crash or a hang costs the map, never the grader; an out-of-bounds kernel,
 a Python error or a timeout inside the case still shows what happened up to the failure.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import math
 import os
 import sys
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from grader.safe_output import clean_text
+from grader.map_transfer import NEEDS_INTERPRETER, Maps, Picture
+from grader.worker.recording import record_case  # also worker/__main__.py's, until it imports it from there
 
-ROWS, COLUMNS = 24, 64  # cells per tensor at most: fits a terminal, and a beginner can still count
-ROWS_1D = 4  # a 1-D tensor longer than COLUMNS wraps into at most this many rows of cells
 SHOWN_PROGRAMS = 12  # programs named in a legend; the rest share its colours
-MAX_PICTURES = 64  # tensors one case may draw: far more than any puzzle passes (a worker sending more is refused)
-MAX_PROGRAMS = 1 << 22  # programs one case may name: a puzzle's largest case launches a few thousand
-NEEDS_INTERPRETER = ("maps need the interpreter, which records every load and store: "
-                     "python -m grader {number} --map --interpret")
-
 # One character per program (no m, which marks masked-off lanes): distinct without colour for 60 programs.
 _PROGRAM_CHARS = "abcdefghijklnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 # ANSI 256-colour codes far apart from each other and from the marks' colours (red, grey, yellow)
 _PALETTE = (39, 46, 201, 214, 33, 118, 93, 208, 51, 165, 154, 27, 213, 35, 129, 220)
 _MARK_COLOURS = {"!": 196, "?": 226, "m": 244, ".": 240}
-
-
-@dataclass(eq=False)
-class Picture:
-    """One tensor, downsampled to a grid of cells; each array has one entry per cell (rows x columns).
-
-    The tensor is laid out as a 2-D grid of elements first: N-D as (all but the last dimension) x the last one,
-    1-D as one row (or ROWS_1D rows of consecutive chunks when long). A cell summarises a block of `cell`
-    elements (rows x columns of that grid; for a wrapped 1-D tensor, (1, chunk) consecutive elements)."""
-    label: str
-    shape: tuple
-    role: str  # "input" (the grader passed it), "output" (made by the launcher and stored to), "other"
-    cell: tuple  # elements per cell: (rows, columns)
-    present: np.ndarray  # bool: the cell holds at least one element (the last row of a wrapped 1-D may not)
-    owner: np.ndarray  # int32: the most common program of the cell (its writer, else its first reader), or -1
-    reads: np.ndarray  # int32: the most times one element of the cell was loaded
-    writes: np.ndarray  # int32: the most times one element of the cell was stored
-    masked: np.ndarray  # bool: a masked-off lane pointed at an element of the cell
-    raced: np.ndarray  # bool: an element of the cell raced (grader.worker.instrument.Race)
-    unwritten: np.ndarray  # bool: an output element of the cell was never stored
-    summary: str = ""  # one line in words: who read or wrote what, masked lanes, races, gaps
-
-    def to_json(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in data.items()}
-
-    @classmethod
-    def from_json(cls, data) -> Picture:
-        """A picture as a worker sent it, checked field by field (the worker runs the submission); ValueError
-        for anything a picture this module draws could not hold."""
-        _expect(isinstance(data, dict) and set(data) == {f.name for f in dataclasses.fields(cls)}, "its fields")
-        present = _cells(data["present"], bool)
-        _expect(1 <= present.shape[0] <= ROWS and 1 <= present.shape[1] <= COLUMNS, "its size")
-        arrays = {"present": present, **{k: _cells(data[k], bool, present.shape)
-                                         for k in ("masked", "raced", "unwritten")},
-                  **{k: _cells(data[k], np.int32, present.shape) for k in ("owner", "reads", "writes")}}
-        _expect(arrays["owner"].min() >= -1 and arrays["reads"].min() >= 0 and arrays["writes"].min() >= 0,
-                "its counts")
-        shape, cell = data["shape"], data["cell"]
-        _expect(isinstance(shape, list) and len(shape) <= 8 and all(_count(d) for d in shape), "its shape")
-        _expect(isinstance(cell, list) and len(cell) == 2 and all(_count(d) and d > 0 for d in cell), "its cells")
-        _expect(data["role"] in ("input", "output", "other"), "its role")
-        _expect(isinstance(data["label"], str) and isinstance(data["summary"], str), "its text")
-        return cls(clean_text(data["label"], 60), tuple(shape), data["role"], tuple(cell), **arrays,
-                   summary=clean_text(data["summary"], 600))
-
-
-def _expect(condition: bool, what: str) -> None:
-    if not condition:
-        raise ValueError(f"a picture with a malformed part: {what}")
-
-
-def _count(value) -> bool:
-    """A whole number a tensor's size or cell can be (JSON gives ints; not bools, floats or huge numbers)."""
-    return type(value) is int and 0 <= value < 1 << 48
-
-
-def _cells(value, dtype, shape: tuple | None = None) -> np.ndarray:
-    """A grid of cells from JSON: a list of equal rows of booleans (dtype bool) or of int32 integers."""
-    _expect(isinstance(value, list) and all(isinstance(row, list) for row in value), "a grid")
-    kind = bool if dtype is bool else int
-    _expect(all(type(item) is kind for row in value for item in row), "a grid's values")
-    if dtype is not bool:
-        _expect(all(-(1 << 31) <= item < 1 << 31 for row in value for item in row), "a grid's values")
-    grid = np.array(value, dtype=dtype)
-    _expect(grid.ndim == 2 and (shape is None or grid.shape == shape), "a grid's shape")
-    return grid
-
-
-@dataclass
-class Maps:
-    """The pictures of one case, the names of the programs that ran (by ordinal) and what happened."""
-    programs: list[str]  # "(0,0,0)", or "(0,0,0) of launch 2" when the case launched several kernels
-    pictures: list[Picture] = field(default_factory=list)
-    title: str = ""  # which puzzle, case and code
-    note: str = ""  # how the case ended, when it did not end well (one line)
-
-    def to_json(self) -> dict:
-        return {"programs": self.programs, "pictures": [p.to_json() for p in self.pictures], "title": self.title,
-                "note": self.note}
-
-    @classmethod
-    def from_json(cls, data) -> Maps:
-        """Maps as a worker sent them, checked (ValueError): the programs are names, every picture is one of a
-        tensor of the case, and each owner names a program."""
-        _expect(isinstance(data, dict) and set(data) == {"programs", "pictures", "title", "note"}, "the fields")
-        programs, pictures = data["programs"], data["pictures"]
-        _expect(isinstance(programs, list) and len(programs) <= MAX_PROGRAMS
-                and all(isinstance(p, str) for p in programs), "the programs")
-        _expect(isinstance(pictures, list) and len(pictures) <= MAX_PICTURES, "the pictures")
-        _expect(isinstance(data["title"], str) and isinstance(data["note"], str), "the text")
-        maps = cls([clean_text(p, 60) for p in programs], [Picture.from_json(p) for p in pictures],
-                   clean_text(data["title"], 300), clean_text(data["note"], 300))
-        _expect(all(p.owner.max(initial=-1) < len(maps.programs) for p in maps.pictures), "an owner")
-        return maps
-
-
-# -- from a record to pictures ------------------------------------------------------------------------------
-
-def maps_of(recorder, outputs: tuple[str, ...] = ("z",)) -> Maps:
-    """The pictures of every tensor a recorder (kept with maps=True) saw; `outputs` names the puzzle's outputs,
-    whose elements must all be stored."""
-    launches = {launch for launch, _ in recorder.program_names}
-    programs = [_program_name(pid) + (f" of launch {launch}" if len(launches) > 1 else "")
-                for launch, pid in recorder.program_names]
-    pictures = [picture_of(region, programs, outputs) for region in recorder.regions if region.map is not None]
-    return Maps(programs, pictures)
-
-
-def _program_name(pid: tuple) -> str:
-    return "(" + ",".join(str(int(i)) for i in pid) + ")"
-
-
-def _role(region, outputs) -> str:
-    if region.given:
-        return "input"
-    if region.label in outputs or region.map.writes.any():
-        return "output"
-    return "other"
-
-
-def picture_of(region, programs: list[str], outputs: tuple[str, ...] = ("z",)) -> Picture:
-    """One tensor's picture (grader.worker.instrument.Region with a map)."""
-    record = region.map
-    role = _role(region, outputs)
-    owner = np.where(record.writer >= 0, record.writer, record.reader)
-    unwritten = record.writes == 0 if role == "output" else np.zeros(region.numel, bool)
-    rows, cols, cell = _layout(region.shape, region.numel)
-
-    def blocks(values, fill):
-        return _blocks(values, rows, cols, cell, fill)
-
-    present = blocks(np.ones(region.numel, bool), False).any(axis=1)
-    grid = _grid(region.numel, rows, cols, cell)
-    owners = _mode(blocks(owner, -1))
-    picture = Picture(
-        region.label, tuple(region.shape), role, cell, present.reshape(grid), owners.reshape(grid),
-        blocks(record.reads, 0).max(axis=1).reshape(grid), blocks(record.writes, 0).max(axis=1).reshape(grid),
-        blocks(record.masked, False).any(axis=1).reshape(grid), blocks(record.raced, False).any(axis=1).reshape(grid),
-        blocks(unwritten, False).any(axis=1).reshape(grid))
-    picture.summary = _summary(region, role, owner, unwritten, programs)
-    return picture
-
-
-def _layout(shape: tuple, numel: int) -> tuple[int, int, tuple[int, int]]:
-    """(rows, columns) of the element grid, and the elements per cell: a 1-D tensor longer than COLUMNS is one
-    long row cut into consecutive chunks, wrapped into up to ROWS_1D rows of COLUMNS cells."""
-    if len(shape) >= 2:
-        cols = int(shape[-1])
-        rows = numel // cols if cols else 0
-        return rows, cols, (max(1, -(-rows // ROWS)), max(1, -(-cols // COLUMNS)))
-    if numel <= COLUMNS:
-        return 1, numel, (1, 1)
-    return 1, numel, (1, -(-numel // (COLUMNS * ROWS_1D)))
-
-
-def _grid(numel: int, rows: int, cols: int, cell: tuple[int, int]) -> tuple[int, int]:
-    """Cells down and across."""
-    if rows == 1 and cols > COLUMNS:  # a wrapped 1-D tensor
-        chunks = -(-numel // cell[1])
-        return -(-chunks // COLUMNS), COLUMNS
-    return max(1, -(-rows // cell[0])), max(1, -(-cols // cell[1]))
-
-
-def _blocks(values: np.ndarray, rows: int, cols: int, cell: tuple[int, int], fill) -> np.ndarray:
-    """`values` (one per element) as (cells, elements per cell), cells in reading order; padding is `fill`."""
-    down, across = _grid(values.size, rows, cols, cell)
-    if rows == 1 and cols > COLUMNS:  # consecutive chunks, row after row
-        padded = np.full(down * across * cell[1], fill, dtype=values.dtype)
-        padded[:values.size] = values
-        return padded.reshape(down * across, cell[1])
-    padded = np.full((down * cell[0], across * cell[1]), fill, dtype=values.dtype)
-    if values.size:
-        padded[:rows, :cols] = values.reshape(rows, cols)
-    return padded.reshape(down, cell[0], across, cell[1]).transpose(0, 2, 1, 3).reshape(down * across, -1)
-
-
-def _mode(owners: np.ndarray) -> np.ndarray:
-    """Per row, the most common value other than -1 (the smallest on a tie), or -1: sorted, without a loop."""
-    result = np.full(owners.shape[0], -1, dtype=np.int32)
-    rows, values = np.nonzero(owners >= 0)[0], owners[owners >= 0].astype(np.int64)
-    if rows.size == 0:
-        return result
-    span = int(values.max()) + 1
-    keys, counts = np.unique(rows.astype(np.int64) * span + values, return_counts=True)
-    key_rows, key_values = keys // span, keys % span
-    order = np.lexsort((key_values, -counts, key_rows))  # per row: the largest count first, then the smallest value
-    first = np.r_[True, np.diff(key_rows[order]) != 0]
-    result[key_rows[order][first]] = key_values[order][first]
-    return result
-
-
-# -- the summary line -------------------------------------------------------------------------------------
-
-def _span(region, indices: np.ndarray) -> str:
-    """'x[96..127]' or 'z[0..15, 16..31]': the box that holds these elements (sorted flat indices), with their
-    count when they do not fill it."""
-    shape = region.shape if len(region.shape) > 1 and int(np.prod(region.shape)) == region.numel else (region.numel,)
-    coordinates = np.unravel_index(indices, shape)
-    sides = [(int(c.min()), int(c.max())) for c in coordinates]
-    box = ", ".join(str(low) if low == high else f"{low}..{high}" for low, high in sides)
-    filled = indices.size == int(np.prod([high - low + 1 for low, high in sides]))
-    return f"{region.label}[{box}]" if filled else f"{indices.size} elements in {region.label}[{box}]"
-
-
-def _runs(flags: np.ndarray) -> list[np.ndarray]:
-    """The runs of consecutive True indices."""
-    where = np.flatnonzero(flags)
-    return np.split(where, np.flatnonzero(np.diff(where) != 1) + 1) if where.size else []
-
-
-def _summary(region, role: str, owner: np.ndarray, unwritten: np.ndarray, programs: list[str]) -> str:
-    """One line in words: what the first programs read or wrote (all of it, also where programs overlap), how many
-    did, the most reads and writes of one element, masked-off lanes, races and elements never written."""
-    record = region.map
-    writes = bool(record.writers)
-    verb, first, touched = ("wrote", record.first_writes, record.writers) if writes else \
-        ("read", record.first_reads, record.readers)
-    parts = [f"program {programs[p]} {verb} {_span(region, np.flatnonzero(first[p]))}" for p in sorted(first)]
-    if len(touched) > len(first):
-        parts.append(f"... ({len(touched)} programs in all)")
-    if not touched:
-        parts.append("no program read or wrote it")
-    for counts, what in ((record.reads, "read"), (record.writes, "written")):
-        most = int(counts.max()) if counts.size else 0
-        if most > 1:
-            parts.append(f"an element {what} up to {most} times")
-    if record.masked_lanes:
-        who = (f"in program {programs[next(iter(record.masking))]}" if len(record.masking) == 1 else
-               f"in {len(record.masking)} programs")
-        parts.append(f"{record.masked_lanes} masked-off lane{'s' * (record.masked_lanes != 1)} {who}")
-    for flags, what in ((record.raced, "raced"), (unwritten, "never written")):
-        runs = _runs(flags)
-        if runs:
-            more = int(flags.sum()) - sum(r.size for r in runs[:2])
-            parts.append(", ".join(_span(region, r) for r in runs[:2]) + (f" and {more} more" if more else "")
-                         + f" {what}")
-    return f"{region.label}: " + "; ".join(parts)
 
 
 # -- text ---------------------------------------------------------------------------------------------------
@@ -507,40 +263,6 @@ def png_problem(path: str) -> str | None:
 
 
 # -- running a case ---------------------------------------------------------------------------------------------
-
-def record_case(puzzle, launcher, case, seed: int, timeout: float | None) -> Maps:
-    """Run one case in this process under the interpreter hook and draw what its kernels did, up to the failure
-    if it failed (``Maps.note`` says how it ended)."""
-    from grader import env
-    from grader.worker import execute, instrument
-
-    if not env.interpreter_forced():
-        return Maps([], note=NEEDS_INTERPRETER.format(number=puzzle.number))
-    ok, why = instrument.status()
-    if not ok:
-        return Maps([], note=f"no map: {why}")
-    keep = []
-    execution = execute.execute(puzzle, launcher, case, seed, "cpu", timeout, keep=keep)
-    if not keep:
-        return Maps([], note=_ending(execution) or "no map: nothing was recorded")
-    maps = maps_of(keep[0], puzzle.outputs)
-    maps.note = _ending(execution)
-    return maps
-
-
-def _ending(execution) -> str:
-    """How a case ended, in a line ('' when nothing went wrong that the worker can see: values are judged
-    elsewhere)."""
-    outcome = execution.early or execution.deferred or execution.late
-    if outcome is None:
-        return ""
-    lines = [line.strip() for line in outcome.message.strip().splitlines()] or [""]
-    where = [line for line in lines[1:2] if line.startswith(("in program", "at ", "it was running"))]
-    said = "; ".join([lines[0], *where])
-    if outcome.reason == "budget":  # a map lets the kernel run to its end, where grading stops it when over
-        return f"over budget (counted over the whole run): {said}"
-    return outcome.reason.replace("_", " ") + (f": {said}" if said else "")
-
 
 def _title(puzzle, index: int, seed: int) -> str:
     """Which puzzle and case, with every size (a graph's N and E too, drawn from the seed) and the seed, so the

@@ -107,17 +107,17 @@ def _softmax_backward_scale(inputs, expected):
 
 def _dx_with_delta(**mistake) -> Callable:
     """A hint's check: the output is puzzle 14's dx with this Δ mistake, and that mistake changes dx here."""
-    def check(i, z, b):
-        wrong = softmax_backward_mistake(i["y"], i["dy"], b["B1"], **mistake)
-        return matches(z, wrong) and not matches(softmax_backward_mistake(i["y"], i["dy"]), wrong)
+    def check(inputs, yours, blocks):
+        wrong = softmax_backward_mistake(inputs["y"], inputs["dy"], blocks["B1"], **mistake)
+        return matches(yours, wrong) and not matches(softmax_backward_mistake(inputs["y"], inputs["dy"]), wrong)
     check.__doc__ = f"Check whether dx is y (dy - Δ) computed with {mistake}."
     return check
 
 
-def _sign_flipped(i, z, b) -> bool:
+def _sign_flipped(inputs, yours, blocks) -> bool:
     """Check whether dx is y (Δ - dy), the right answer negated."""
-    right = softmax_backward_mistake(i["y"], i["dy"])
-    return bool(right.abs().max() > 0) and matches(z, -right)
+    right = softmax_backward_mistake(inputs["y"], inputs["dy"])
+    return bool(right.abs().max() > 0) and matches(yours, -right)
 
 
 SOFTMAX_BACKWARD_HINTS = (
@@ -211,16 +211,16 @@ def _cross_entropy_scale(inputs, expected):
 
 def _cross_entropy_with(**mistake) -> Callable:
     """A hint's check: dx is puzzle 15's with this mistake (grader.course.mistakes), which changes dx here."""
-    def check(i, z, b):
-        wrong = cross_entropy_mistake(i, **mistake)
-        return matches(z, wrong) and not matches(cross_entropy_mistake(i), wrong)
+    def check(inputs, yours, blocks):
+        wrong = cross_entropy_mistake(inputs, **mistake)
+        return matches(yours, wrong) and not matches(cross_entropy_mistake(inputs), wrong)
     check.__doc__ = f"Check whether dx is the cross-entropy gradient with {mistake}."
     return check
 
 
-def _no_row_counts_nan(i, z, b) -> bool:
+def _no_row_counts_nan(inputs, yours, blocks) -> bool:
     """Check whether dx has NaN where no row counts: 0 / 0."""
-    return not bool(_counted(i).any()) and bool(z.isnan().any())
+    return not bool(_counted(inputs).any()) and bool(yours.isnan().any())
 
 
 CROSS_ENTROPY_BACKWARD_HINTS = (
@@ -372,9 +372,9 @@ _GRADIENTS_EXPLAINED = ("the float32 rounding bound of each term, through p, δ 
 def _attention_backward_with(**mistake) -> Callable:
     """A hint's check: a gradient is puzzle 16's with this mistake (grader.course.mistakes.attention_backward), and
     that mistake changes it here. dq, dk and dv have one shape: each is compared with all three."""
-    def check(i, z, b):
-        wrong, right = attention_backward(i, **mistake), attention_backward(i)
-        return any(w.shape == z.shape and z.numel() and matches(z, w) and not matches(r, w)
+    def check(inputs, yours, blocks):
+        wrong, right = attention_backward(inputs, **mistake), attention_backward(inputs)
+        return any(w.shape == yours.shape and yours.numel() and matches(yours, w) and not matches(r, w)
                    for w, r in zip(wrong, right))
     check.__doc__ = f"Check whether a gradient is the layer's backward with {mistake}."
     return check
@@ -511,25 +511,26 @@ def _attention_bound_of(output: str) -> Callable:
 def _flash_backward_with(**mistake) -> Callable:
     """A hint's check: a gradient is puzzle 17's with this mistake (grader.course.mistakes.flash_backward), within
     the 16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
-    def check(i, z, b):
-        bounds = _attention_backward_bounds(i)
-        wrong, right = flash_backward(i, **mistake), flash_backward(i)
-        return any(w.shape == z.shape and z.numel() and near(z, w, bounds[name]) and not near(r, w, bounds[name])
-                   for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    def check(inputs, yours, blocks):
+        bounds = _attention_backward_bounds(inputs)
+        wrong, right = flash_backward(inputs, **mistake), flash_backward(inputs)
+        return any(w.shape == yours.shape and yours.numel() and near(yours, w, bounds[name])
+                   and not near(r, w, bounds[name]) for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
     check.__doc__ = f"Check whether a gradient is the attention backward with {mistake}."
     return check
 
 
-def _nan_where_no_key(i, z, b) -> bool:
+def _nan_where_no_key(inputs, yours, blocks) -> bool:
     """Check whether the gradient has NaN and some query sees no key (lse = -inf): exp(-inf - -inf)."""
-    return bool(z.isnan().any()) and bool(i["lse"].isneginf().any())
+    return bool(yours.isnan().any()) and bool(inputs["lse"].isneginf().any())
 
 
-def _padded_keys_overflow(i, z, b) -> bool:
+def _padded_keys_overflow(inputs, yours, blocks) -> bool:
     """Check whether the gradient has NaN or inf where T is not a multiple of BK and some query's lse is far below 0:
     a padded key's score 0 gives p = exp(-lse), which overflows float32."""
-    lse = i["lse"]
-    return bool((~z.isfinite()).any()) and i["k"].shape[0] % b["BK"] != 0 and bool((lse.isfinite() & (lse < -80)).any())
+    lse = inputs["lse"]
+    return (bool((~yours.isfinite()).any()) and inputs["k"].shape[0] % blocks["BK"] != 0
+            and bool((lse.isfinite() & (lse < -80)).any()))
 
 
 ATTENTION_BACKWARD_HINTS = (
@@ -659,18 +660,19 @@ def _sparse_bound_of(output: str) -> Callable:
 def _bsb_backward_with(**mistake) -> Callable:
     """A hint's check: a gradient is puzzle 18's with this mistake (grader.course.mistakes.bsb_backward), within the
     16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
-    def check(i, z, b):
-        bounds, rounding = _sparse_backward_bounds(i), _sparse_backward_bounds(i, mistake.get("pairs", "bitmap"))
-        wrong, right = bsb_backward(i, **mistake), bsb_backward(i)
-        return any(w.shape == z.shape and z.numel() and near(z, w, rounding[name]) and not near(r, w, bounds[name])
-                   for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    def check(inputs, yours, blocks):
+        bounds = _sparse_backward_bounds(inputs)
+        rounding = _sparse_backward_bounds(inputs, mistake.get("pairs", "bitmap"))
+        wrong, right = bsb_backward(inputs, **mistake), bsb_backward(inputs)
+        return any(w.shape == yours.shape and yours.numel() and near(yours, w, rounding[name])
+                   and not near(r, w, bounds[name]) for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
     check.__doc__ = f"Check whether a gradient is the sparse attention backward with {mistake}."
     return check
 
 
-def _nan_where_no_neighbour(i, z, b) -> bool:
+def _nan_where_no_neighbour(inputs, yours, blocks) -> bool:
     """Check whether the gradient has NaN and some row has no neighbour (lse = -inf): exp(-inf - -inf)."""
-    return bool(z.isnan().any()) and bool(i["lse"].isneginf().any())
+    return bool(yours.isnan().any()) and bool(inputs["lse"].isneginf().any())
 
 
 SPARSE_ATTENTION_BACKWARD_HINTS = (

@@ -14,9 +14,9 @@ from grader.course.puzzle import Hint
 def mistaken(compute: Callable, close: Callable, **mistake) -> Callable:
     """A hint's check: the output is compute(inputs, blocks, **mistake), and that mistake changes the answer
     here (close(inputs, yours, candidate) compares two outputs)."""
-    def check(i, z, b):
-        wrong = compute(i, b, **mistake)
-        return close(i, z, wrong) and not close(i, compute(i, b), wrong)
+    def check(inputs, yours, blocks):
+        wrong = compute(inputs, blocks, **mistake)
+        return close(inputs, yours, wrong) and not close(inputs, compute(inputs, blocks), wrong)
     check.__doc__ = f"Check whether the output is {compute.__name__} with {mistake}."
     return check
 
@@ -54,8 +54,8 @@ def lost_to_a_max_of_0(scores: torch.Tensor, yours: torch.Tensor, expected: torc
 
 def max_took_in_0_hint(scores: Callable, spec: Callable, keys: str) -> Hint:
     """The hint for rows lost to a max of 0; scores(inputs) gives the [queries, keys] scores."""
-    def check(i, z, b):
-        return lost_to_a_max_of_0(scores(i), z, spec(**i))
+    def check(inputs, yours, blocks):
+        return lost_to_a_max_of_0(scores(inputs), yours, spec(**inputs))
     check.__doc__ = lost_to_a_max_of_0.__doc__
     return Hint("max took in a 0", check,
                 f"rows whose scores all lie far below 0 came out NaN or 0: the max took in a score of 0, so every "

@@ -30,7 +30,7 @@ from ..mistakes import (
 NOTEBOOK = "02_softmax_and_attention"
 LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
 
-# -- puzzles 4 and 5: softmax_three_loop and softmax_online share their cases, tolerance and hints ------------
+# -- puzzles 4 and 5: softmax_online shares softmax_three_loop's cases, tolerance and hints --------------------
 
 
 def _spike_row(position: Callable[[int, int], int], height: float = 1000.0):
@@ -41,7 +41,7 @@ def _spike_row(position: Callable[[int, int], int], height: float = 1000.0):
     return make
 
 
-LONG_SOFTMAX_CASES = (
+SOFTMAX_THREE_LOOP_CASES = (
     Case("spec", dict(N0=4, T=200), dict(B0=2, B1=32), about="the spec's own size"),
     Case("ragged", dict(N0=37, T=301), dict(B0=4, B1=64), about="neither size a multiple of its block"),
     Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
@@ -75,56 +75,58 @@ LONG_SOFTMAX_CASES = (
 )
 
 
-def _long_softmax_scale(inputs, expected):
+def _softmax_three_loop_scale(inputs, expected):
     return expected.abs() + 1e-2 * expected.abs().amax(dim=1, keepdim=True)
 
 
-LONG_SOFTMAX_TOLERANCE = Tolerance(1e-5, _long_softmax_scale, "|expected| + 0.01 x the row's largest output")
+SOFTMAX_THREE_LOOP_TOLERANCE = Tolerance(1e-5, _softmax_three_loop_scale,
+                                         "|expected| + 0.01 x the row's largest output")
 
 
-def _sum_not_rescaled(i, z, b) -> bool:
+def _sum_not_rescaled(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose running sum is not rescaled when the max grows."""
-    return matches(z, one_pass_softmax(i["x"], b["B1"], rescale="none"))
+    return matches(yours, one_pass_softmax(inputs["x"], blocks["B1"], rescale="none"))
 
 
-def _new_max_forgets_the_old(i, z, b) -> bool:
+def _new_max_forgets_the_old(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose new max is the block's max alone (`m_new =
     tl.max(x)`), forgetting the old m, in a case where that differs from a softmax with no max subtracted at
     all (which overflows alike where x itself is large).
 
     It is computed in float32 on purpose, as a kernel computes it: the rescaling telescopes, so only an overflow
     shows the mistake, when the max falls by more than 88 from one block to the next and exp(m - m_new) is inf."""
-    x = i["x"]
-    candidate = one_pass_softmax(x.to(torch.float32), b["B1"], forget_old_max=True).to(torch.float64)
+    x = inputs["x"]
+    candidate = one_pass_softmax(x.to(torch.float32), blocks["B1"], forget_old_max=True).to(torch.float64)
     unshifted = torch.exp(x.float()) / torch.exp(x.float()).sum(dim=1, keepdim=True)
-    return matches(z, candidate) and not matches(unshifted.double(), candidate)
+    return matches(yours, candidate) and not matches(unshifted.double(), candidate)
 
 
-def _padding_counted(i, z, b) -> bool:
+def _padding_counted(inputs, yours, blocks) -> bool:
     """Check whether the padded lanes of the last block counted as zeros in the max and the sum."""
-    return padding(i["x"].shape[1], b["B1"]) > 0 and matches(z, softmax_counting_padding(i["x"], b["B1"]))
+    return (padding(inputs["x"].shape[1], blocks["B1"]) > 0
+            and matches(yours, softmax_counting_padding(inputs["x"], blocks["B1"])))
 
 
-def _rescale_flipped(i, z, b) -> bool:
+def _rescale_flipped(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose running sum is rescaled by exp(m' - m), not exp(m - m')."""
-    return matches(z, one_pass_softmax(i["x"], b["B1"], rescale="flipped"))
+    return matches(yours, one_pass_softmax(inputs["x"], blocks["B1"], rescale="flipped"))
 
 
 def _exp_base(factor: float):
     """A check whether the output is the softmax of x * factor: an exponential of the wrong base."""
-    def check(i, z, b) -> bool:
-        wrong = specs.softmax(i["x"] * factor)
-        return matches(z, wrong) and not matches(specs.softmax(i["x"]), wrong)
+    def check(inputs, yours, blocks) -> bool:
+        wrong = specs.softmax(inputs["x"] * factor)
+        return matches(yours, wrong) and not matches(specs.softmax(inputs["x"]), wrong)
     check.__doc__ = f"Check whether the output is the softmax of x * {factor:.6g}."
     return check
 
 
-def _softmax_lost_to_a_max_of_0(i, z, b) -> bool:
+def _softmax_lost_to_a_max_of_0(inputs, yours, blocks) -> bool:
     """Check whether the rows that came out NaN or 0 are rows of values far below 0 (see lost_to_a_max_of_0)."""
-    return lost_to_a_max_of_0(i["x"], z, specs.softmax(i["x"]))
+    return lost_to_a_max_of_0(inputs["x"], yours, specs.softmax(inputs["x"]))
 
 
-LONG_SOFTMAX_HINTS = (
+SOFTMAX_THREE_LOOP_HINTS = (
     Hint("rescale flipped", _rescale_flipped, flipped_text("the sum")),
     Hint("tl.exp2 of plain x", _exp_base(1 / LOG2E),
          "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units. Multiply by log2(e) = 1.4427 first, "
@@ -146,14 +148,14 @@ LONG_SOFTMAX_HINTS = (
 )
 
 SOFTMAX_THREE_LOOP = Puzzle(
-    4, "softmax_three_loop", "Long softmax in three passes", NOTEBOOK, specs.softmax, LONG_SOFTMAX_CASES,
-    LONG_SOFTMAX_TOLERANCE, hints=LONG_SOFTMAX_HINTS,
+    4, "softmax_three_loop", "Long softmax in three passes", NOTEBOOK, specs.softmax, SOFTMAX_THREE_LOOP_CASES,
+    SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_THREE_LOOP_HINTS,
     budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),),
     lesson_blocks=("B1",))
 
 SOFTMAX_ONLINE = Puzzle(
-    5, "softmax_online", "Online softmax: max and sum in one pass", NOTEBOOK, specs.softmax, LONG_SOFTMAX_CASES,
-    LONG_SOFTMAX_TOLERANCE, hints=LONG_SOFTMAX_HINTS,
+    5, "softmax_online", "Online softmax: max and sum in one pass", NOTEBOOK, specs.softmax, SOFTMAX_THREE_LOOP_CASES,
+    SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_THREE_LOOP_HINTS,
     budgets=(Reads("x", 2, lesson="Carry the running max and rescale the running sum, so the max "
                                  "and the sum come from one pass over x."),),
     lesson_blocks=("B1",))
@@ -207,10 +209,10 @@ def _keys_padded_with_minus_inf(inputs, yours, blocks) -> bool:
     return bool(nan.any()) and bool((nan == (inputs["q"] <= 0)).all())
 
 
-def _padded_keys_score_0(i, z, b) -> bool:
+def _padded_keys_score_0(inputs, yours, blocks) -> bool:
     """Check whether the keys past T of the last block counted in the sums with a score of 0."""
-    return padding(i["k"].shape[0], b["B1"]) > 0 and matches(z, keys_padded_with_zeros(specs.flash_attention, i,
-                                                                                       b["B1"]))
+    return (padding(inputs["k"].shape[0], blocks["B1"]) > 0
+            and matches(yours, keys_padded_with_zeros(specs.flash_attention, inputs, blocks["B1"])))
 
 
 FLASH_ATTENTION_HINTS = (
@@ -220,8 +222,9 @@ FLASH_ATTENTION_HINTS = (
          'tl.where(key_ok, q[:, None] * k[None, :], float("-inf"))'),
     Hint("padded keys score 0", _padded_keys_score_0,
          "padded keys count in the sums with score 0: set their scores to -inf with tl.where(mask, s, -inf)"),
-    max_took_in_0_hint(lambda i: i["q"][:, None] * i["k"][None, :], specs.flash_attention, "keys past T"),
-    *rescale_hints(scalar_attention, lambda i, z, candidate: matches(z, candidate), "the running sums",
+    max_took_in_0_hint(lambda inputs: inputs["q"][:, None] * inputs["k"][None, :], specs.flash_attention,
+                       "keys past T"),
+    *rescale_hints(scalar_attention, lambda inputs, yours, candidate: matches(yours, candidate), "the running sums",
                    "the denominator d"),
 )
 

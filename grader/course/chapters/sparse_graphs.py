@@ -88,9 +88,9 @@ SCATTER_ADD_CASES = (
 )
 
 
-def _scatter_add_without_epsilon(i):
+def _scatter_add_without_epsilon(inputs):
     """puzzle 7's answer with the + 1e-6 left out of the denominator."""
-    return coo_scatter(i["v_scaled"], i["score"], i["dst"], i["num_nodes"], eps=0.0)
+    return coo_scatter(inputs["v_scaled"], inputs["score"], inputs["dst"], inputs["num_nodes"], eps=0.0)
 
 
 SCATTER_ADD = Puzzle(
@@ -113,10 +113,10 @@ def _gather_in_slot_order(inputs, yours, blocks) -> bool:
     return inputs["edge_id"].numel() > 1 and matches(yours, specs.csc_gather(**wrong))
 
 
-def _csc_gather_without_epsilon(i):
+def _csc_gather_without_epsilon(inputs):
     """puzzle 8's answer with the + 1e-6 left out of the denominator."""
-    _, dst = edge_ends(i["col_ptr"], i["edge_id"])
-    return coo_scatter(i["v_scaled"], i["score"], dst, i["col_ptr"].numel() - 1, eps=0.0)
+    _, dst = edge_ends(inputs["col_ptr"], inputs["edge_id"])
+    return coo_scatter(inputs["v_scaled"], inputs["score"], dst, inputs["col_ptr"].numel() - 1, eps=0.0)
 
 
 CSC_GATHER_HINTS = (
@@ -246,9 +246,10 @@ def _graph_attention_e_out_scale(inputs, expected):
     return torch.clamp(product, max=5) * inputs["e"].abs()
 
 
-def _e_out_in_slot_order(i, z, b) -> bool:
+def _e_out_in_slot_order(inputs, yours, blocks) -> bool:
     """Check whether e_out holds slot s's result at row s, not at row edge_id[s]."""
-    return z.shape == i["e"].shape and z.numel() > 0 and matches(z, graph_attention(i, e_out_in_slot_order=True)[1])
+    return (yours.shape == inputs["e"].shape and yours.numel() > 0
+            and matches(yours, graph_attention(inputs, e_out_in_slot_order=True)[1]))
 
 
 def _attention_unscaled(inputs, yours, blocks) -> bool:
@@ -257,14 +258,14 @@ def _attention_unscaled(inputs, yours, blocks) -> bool:
     return matches_any(yours, specs.graph_attention(**dict(inputs, q=q * q.shape[-1] ** 0.5)))
 
 
-def _e_out_not_clipped_per_feature(i, z, b) -> bool:
+def _e_out_not_clipped_per_feature(inputs, yours, blocks) -> bool:
     """Check whether e_out is the layer's without the per-feature clip."""
-    return z.shape == i["e"].shape and matches(z, graph_attention(i, clip_features=False)[1])
+    return yours.shape == inputs["e"].shape and matches(yours, graph_attention(inputs, clip_features=False)[1])
 
 
-def _weights_miss_the_feature_clip(i, z, b) -> bool:
+def _weights_miss_the_feature_clip(inputs, yours, blocks) -> bool:
     """Check whether h is the layer's without the per-feature clip."""
-    return z.shape == i["q"].shape and matches(z, graph_attention(i, clip_features=False)[0])
+    return yours.shape == inputs["q"].shape and matches(yours, graph_attention(inputs, clip_features=False)[0])
 
 
 def _float32_h(inputs, **mistakes) -> torch.Tensor:
@@ -299,19 +300,20 @@ def _sum_clip_missing(feature_clip_shows: bool):
     return check
 
 
-def _neither_clip(i, z, b) -> bool:
+def _neither_clip(inputs, yours, blocks) -> bool:
     """Check whether h is the layer's (in float32) with neither clip."""
-    return _fits_float32_h(z, i, clip_features=False, clip_logits=False)
+    return _fits_float32_h(yours, inputs, clip_features=False, clip_logits=False)
 
 
-def _padded_slots_weigh_1(i, z, b) -> bool:
+def _padded_slots_weigh_1(inputs, yours, blocks) -> bool:
     """Check whether each padded slot of a node's last block of BLOCK_E added exp(0) = 1 to its denominator."""
-    return z.shape == i["q"].shape and matches(z, graph_attention(i, padding_block=b["BLOCK_E"])[0])
+    return yours.shape == inputs["q"].shape and matches(yours, graph_attention(inputs,
+                                                                               padding_block=blocks["BLOCK_E"])[0])
 
 
-def _graph_attention_without_epsilon(i):
+def _graph_attention_without_epsilon(inputs):
     """puzzle 10's h with the + 1e-6 left out of the denominator."""
-    return graph_attention(i, eps=0.0)[0]
+    return graph_attention(inputs, eps=0.0)[0]
 
 
 GRAPH_ATTENTION_HINTS = (

@@ -38,28 +38,28 @@ MATMUL_CASES = (
 )
 
 
-def _short_of_k(i, z, b):
+def _short_of_k(inputs, yours, blocks):
     """Check whether the loop over K stopped before the last, partial step."""
-    a, w = i["a"], i["b"]
-    whole = a.shape[1] // b["BK"] * b["BK"]
-    return whole < a.shape[1] and near(z, a[:, :whole] @ w[:whole], a.abs() @ w.abs(), rtol=1e-4)
+    a, w = inputs["a"], inputs["b"]
+    whole = a.shape[1] // blocks["BK"] * blocks["BK"]
+    return whole < a.shape[1] and near(yours, a[:, :whole] @ w[:whole], a.abs() @ w.abs(), rtol=1e-4)
 
 
-def _rows_at_block_offsets(i, z, b):
+def _rows_at_block_offsets(inputs, yours, blocks):
     """Check whether row r of c came from row r // BM + r % BM of a: a_desc.load([pid_m, k]) where
     [pid_m * BM, k] was meant. Nothing stops it: only offsets along the last dimension must be 16-byte aligned."""
-    a, w, block = i["a"], i["b"], b["BM"]
+    a, w, block = inputs["a"], inputs["b"], blocks["BM"]
     rows = torch.arange(a.shape[0])
     padded = torch.cat([a, a.new_zeros(block, a.shape[1])])  # rows past M load as 0
-    return a.shape[0] > block and near(z, padded[rows // block + rows % block] @ w, a.abs() @ w.abs(), rtol=1e-4)
+    return a.shape[0] > block and near(yours, padded[rows // block + rows % block] @ w, a.abs() @ w.abs(), rtol=1e-4)
 
 
-def _rounded_to_16_bits(i, z, b):
+def _rounded_to_16_bits(inputs, yours, blocks):
     """Check whether the errors are those of 16-bit rounding (float16 keeps 11 bits), or inf where a sum passes
     float16's 65504."""
-    exact = i["a"] @ i["b"]
-    overflow = z.isinf() & (exact.abs() > 65504)
-    return bool(overflow.any()) or near(z, exact, i["a"].abs() @ i["b"].abs(), rtol=5e-3)
+    exact = inputs["a"] @ inputs["b"]
+    overflow = yours.isinf() & (exact.abs() > 65504)
+    return bool(overflow.any()) or near(yours, exact, inputs["a"].abs() @ inputs["b"].abs(), rtol=5e-3)
 
 
 MATMUL_HINTS = (
@@ -88,9 +88,9 @@ MATMUL = Puzzle(
 # -- hints puzzles 12 and 13 share ------------------------------------------------------------------------------
 
 
-def _v_size(i) -> float:
+def _v_size(inputs) -> float:
     """The size of an output's terms: the largest |v|. 16-bit weights p are off by up to 2^-8 of it."""
-    return float(i["v"].abs().max()) if i["v"].numel() else 0.0
+    return float(inputs["v"].abs().max()) if inputs["v"].numel() else 0.0
 
 
 def _close_in_16_bits(i, yours, candidate) -> bool:
@@ -100,8 +100,8 @@ def _close_in_16_bits(i, yours, candidate) -> bool:
 
 def _unscaled(spec: Callable) -> Callable:
     """A check whether the output is the spec's as computed without the 1 / sqrt(D): q multiplied back by sqrt(D)."""
-    def check(i, z, b):
-        return near(z, spec(**{**i, "q": i["q"] * i["q"].shape[-1] ** 0.5}), _v_size(i))
+    def check(inputs, yours, blocks):
+        return near(yours, spec(**{**inputs, "q": inputs["q"] * inputs["q"].shape[-1] ** 0.5}), _v_size(inputs))
     check.__doc__ = f"Check whether the output is {spec.__name__}'s without the 1 / sqrt(D) scale."
     return check
 
@@ -157,9 +157,10 @@ ATTENTION_CASES = (
 )
 
 
-def _padded_keys_count(i, z, b) -> bool:
+def _padded_keys_count(inputs, yours, blocks) -> bool:
     """Check whether the keys past T of the last block counted in the sums with a score of 0."""
-    return i["k"].shape[0] % b["BK"] != 0 and near(z, keys_padded_with_zeros(specs.attention, i, b["BK"]), _v_size(i))
+    return inputs["k"].shape[0] % blocks["BK"] != 0 and near(
+        yours, keys_padded_with_zeros(specs.attention, inputs, blocks["BK"]), _v_size(inputs))
 
 
 ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the wrong base come close to both
@@ -168,7 +169,8 @@ ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the 
     Hint("padded keys count", _padded_keys_count,
          "keys past T count in the sums: their scores must be -inf, not the 0 that a masked load gives, so that "
          "exp adds nothing for them"),
-    max_took_in_0_hint(lambda i: i["q"] @ i["k"].T / i["q"].shape[-1] ** 0.5, specs.attention, "keys past T"),
+    max_took_in_0_hint(lambda inputs: inputs["q"] @ inputs["k"].T / inputs["q"].shape[-1] ** 0.5, specs.attention,
+                       "keys past T"),
     *rescale_hints(tiled_attention, _close_in_16_bits, "the sums", "l"),
 )
 
@@ -256,18 +258,20 @@ SPARSE_ATTENTION_CASES = (
 )
 
 
-def _neighbours_lost(i, z, b) -> bool:
+def _neighbours_lost(inputs, yours, blocks) -> bool:
     """Check whether some row with a neighbour came out all 0: every weight exp(s - m) underflowed."""
-    return bool(((z == 0).all(dim=1) & (specs.sparse_attention(**i) != 0).any(dim=1)).any())
+    return bool(((yours == 0).all(dim=1) & (specs.sparse_attention(**inputs) != 0).any(dim=1)).any())
 
 
 def _in_float32(**mistake) -> Callable:
     """A check whether the output is window_attention with this mistake, computed in float32 as a kernel computes it
     (there, the weights of a row whose real scores lie far below a 0 in its max underflow)."""
-    def check(i, z, b) -> bool:
-        single = {k: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in i.items()}
-        wrong = window_attention(single, b, **mistake).double()
-        return _close_in_16_bits(i, z, wrong) and not _close_in_16_bits(i, specs.sparse_attention(**i), wrong)
+    def check(inputs, yours, blocks) -> bool:
+        single = {k: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                  for k, v in inputs.items()}
+        wrong = window_attention(single, blocks, **mistake).double()
+        return (_close_in_16_bits(inputs, yours, wrong)
+                and not _close_in_16_bits(inputs, specs.sparse_attention(**inputs), wrong))
     check.__doc__ = f"Check whether the output is window_attention with {mistake}, in float32."
     return check
 
@@ -278,9 +282,9 @@ _non_edges_scored_0 = _in_float32(no_edge=0.0, max_start=-torch.inf, zero_weighs
 _max_started_at_0 = _in_float32(max_start=0.0)
 
 
-def _a_0_in_the_max(i, z, b) -> bool:
+def _a_0_in_the_max(inputs, yours, blocks) -> bool:
     """Check whether the output fits both ways a 0 gets into the max (the case cannot tell them apart)."""
-    return _non_edges_scored_0(i, z, b) and _max_started_at_0(i, z, b)
+    return _non_edges_scored_0(inputs, yours, blocks) and _max_started_at_0(inputs, yours, blocks)
 
 
 SPARSE_ATTENTION_HINTS = (

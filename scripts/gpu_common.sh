@@ -1,0 +1,27 @@
+# The helpers scripts/gpu_check.sh, gpu_perf.sh and gpu_ch5_part2.sh share; sourced by each, after it sets OUT (the
+# folder every file lands in), STEPS (the steps to run) and KILL_AFTER (seconds from a step's SIGTERM to its SIGKILL):
+#   source "$(dirname "$0")/gpu_common.sh"
+# It makes $OUT, goes to the repository's root and names $OUT/summary.txt as $summary.
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.." || exit 2
+summary="$OUT/summary.txt"
+
+# machine_header FIELDS: the date, the GPU's nvidia-smi FIELDS (a --query-gpu list) and the versions that matter
+machine_header() {
+  date -u
+  nvidia-smi --query-gpu="$1" --format=csv,noheader
+  python3 -c "import sys, torch, triton, numpy; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
+}
+
+# step NAME SECONDS COMMAND...: run it under a time limit (SIGTERM first: a bench writes the rows it finished), and
+# note its exit status and how long it took in the summary
+step() {
+  local name=$1 limit=$2 start=$SECONDS
+  shift 2
+  timeout --kill-after="$KILL_AFTER" "$limit" "$@"
+  echo "$name: exit $?, $((SECONDS - start)) s (limit $limit)" >> "$summary"
+}
+
+# wants WORD: whether STEPS names it
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
