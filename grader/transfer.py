@@ -248,3 +248,10 @@ def execution_from_json(data) -> Execution:
                      [_returned_from_json(r, i) for i, r in enumerate(returned)], *later, inputs_after,
                      data["recorded"], data["programs"], data["note"], _accesses_from_json(data["accesses"]),
                      float(data["seconds"]), _figures_from_json(data["coach"]))
+
+
+def ends_puzzle(reason: str, index: int) -> bool:
+    """Whether a case of this reason, at this index, ends its puzzle's grading: the first case not started (a
+    stub), or a timeout. The rule both sides of the protocol keep: the worker stops there, and the judge expects
+    it to."""
+    return reason == "timeout" or (reason == "not_started" and index == 0)

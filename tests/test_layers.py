@@ -37,17 +37,7 @@ FORBIDDEN = {("course", "judge"), ("course", "worker"), ("course", "show"), ("co
 
 # Edges that break a rule today, each in a file another change of issue 28 is rewriting; the lead removes each
 # entry with the import it names. A new edge that breaks a rule fails, and so does an entry that no longer exists.
-KNOWN = {
-    # issue 28: worker/__main__.py takes ends_puzzle from the judge; it moves into transfer.py.
-    ("grader.worker.__main__", "grader.judge.verdict"),
-    # issue 28: worker/__main__.py imports record_case from show.memory_map; it is grader.worker.recording's now.
-    ("grader.worker.__main__", "grader.show.memory_map"),
-    # issue 28: worker/execute.py imports the package only for its folder; grader.paths has it.
-    ("grader.worker.execute", "grader"),
-    # issue 28: course/budgets.py asks the worker which tl.dots the GPU compiler kept, until worker/execute.py
-    # passes them in (Dots.check's kept_dots).
-    ("grader.course.budgets", "grader.worker.gpu_compile"),
-}
+KNOWN: set[tuple[str, str]] = set()  # edges that break a rule, each to be removed (none left)
 
 
 def module_name(path: Path) -> str:
@@ -137,11 +127,6 @@ def test_known_exceptions_still_exist():
     assert not gone, f"these imports are gone (or allowed now): remove them from KNOWN: {sorted(gone)}"
 
 
-# issue 28: worker/execute.py's `import grader` closes grader -> show.memory_map -> worker.execute -> grader; the
-# lead drops it with the import (KNOWN above).
-KNOWN_IN_CYCLES = {("grader.worker.execute", "grader")}
-
-
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One chain of imports that ends where it began, or None."""
     state: dict[str, str] = {}
@@ -168,8 +153,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_import_cycle():
-    graph = {module: {t for t in targets if (module, t) not in KNOWN_IN_CYCLES} for module, targets in GRAPH.items()}
-    cycle = find_cycle(graph)
+    cycle = find_cycle(GRAPH)
     assert cycle is None, f"an import cycle: {' -> '.join(cycle)}"
 
 

@@ -198,9 +198,6 @@ class NoAtomics:
         return f"over budget: atomics on {where}; this puzzle allows none. {self.lesson}".rstrip()
 
 
-_ASK_THE_WORKER = object()  # a recorder the worker has not told which tl.dots were compiled (see Dots.check)
-
-
 @dataclass(frozen=True)
 class Dots:
     """tl.dot does at least `work` multiply-adds in all, a formula in the case's sizes ("2*N*T*D"): the
@@ -238,13 +235,7 @@ class Dots:
         what its GPU compile found on the recorder as a value, as budgets never import the worker:
         ``recorder.kept_dots``, the (file, line) of every tl.dot left in the compiled kernels
         (``grader.worker.gpu_compile.dot_lines``), or None when that is not known (then every dot counts)."""
-        kept = getattr(recorder, "kept_dots", _ASK_THE_WORKER)
-        if kept is _ASK_THE_WORKER:
-            # TODO(issue 28): worker/execute.py sets recorder.kept_dots = gpu_compile.dot_lines(recorder.launches)
-            # before it checks the budgets; then this fallback, and its entry in tests/test_layers.py's KNOWN, go.
-            from grader.worker import gpu_compile  # not at import: the registry imports budgets before triton
-
-            kept = gpu_compile.dot_lines(recorder.launches)
+        kept = recorder.kept_dots  # None before the worker has compiled the launches (a watchdog's look)
         least = self.least(recorder, dims)
         live = [(line, work) for index, (line, work, _, _) in enumerate(recorder.dot_calls)
                 if index in recorder.live_dots]

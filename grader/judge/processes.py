@@ -171,10 +171,12 @@ def restore_grader(before: dict[str, bytes]) -> list[str]:
 
 
 def workers_for(interpret: bool) -> int:
-    """How many workers of a kind grade side by side: one in the interpreter (each is a core, and the judge needs
-    one); natively one per four cores, up to four (measured on the H200's 16 cores: the interpreter's checks of
-    puzzle 10 from 18 s to TODO s)."""
-    return 1 if interpret else max(1, min(4, (os.cpu_count() or 1) // 4))
+    """How many workers of a kind grade side by side: natively one per four cores, up to four (a worker on the
+    GPU, its interpreter's checks, their compile helpers and the judge share the host's cores); in the
+    interpreter one per two cores, up to four (each worker is a core's work, and the judge needs one): on 2 cores,
+    one."""
+    cores = os.cpu_count() or 1
+    return max(1, min(4, cores // (2 if interpret else 4)))
 
 
 # -- one worker -------------------------------------------------------------------------------------------

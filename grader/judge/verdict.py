@@ -20,6 +20,7 @@ from grader.course.cases import Case, make_inputs, reference, spec_outputs
 from grader.course.puzzle import skip_reason
 from grader.course.registry import BY_NUMBER, Puzzle
 from grader.judge import checker
+from grader.transfer import ends_puzzle
 
 
 @dataclass
@@ -196,12 +197,6 @@ def settle(puzzle: Puzzle, results: Iterable[CaseResult], start: int = 0) -> Ite
                 for case in puzzle.cases[index + 1:]:
                     yield result_for(case, "skipped", f"not run: case {result.name!r} timed out")
             return
-
-
-def ends_puzzle(reason: str, index: int) -> bool:
-    """Whether a case of this reason, at this index, ends its puzzle's grading: the first case not started (a
-    stub), or a timeout. The worker stops there too."""
-    return reason == "timeout" or (reason == "not_started" and index == 0)
 
 
 def status_of(cases: list[CaseResult]) -> str:

@@ -5,7 +5,7 @@ parent may start it early, ``grader.judge.processes.prestart``); events go to fi
 anything the learner's code prints (sent to stderr) cannot garble them. The events and the job are described in
 ``grader/judge/runner.py``. The worker sends what the launcher did
 (``execute.execute``), never a verdict: the parent judges. A job with "map" runs one case for its access maps
-(``grader.show.memory_map``) instead.
+(``grader.worker.recording``) instead.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ def main() -> None:
         gpu_compile.prestart()  # the compile helper imports triton while this process imports the rest
     from grader import transfer
     from grader.course import registry
-    from grader.judge import verdict
     from grader.worker import execute, loader
 
     execute.INTERACTIVE = False  # no terminal reaches this process: a KeyboardInterrupt is the graded code's
@@ -56,12 +55,12 @@ def main() -> None:
             emit(event="load_error", puzzle=puzzle.number, message=str(exc))
             return puzzle, None
 
-    if job.get("map") is not None:  # one case, for its access maps (grader.show.memory_map), not for a grade
-        from grader.show import memory_map
+    if job.get("map") is not None:  # one case, for its access maps (grader.worker.recording), not for a grade
+        from grader.worker import recording
 
         puzzle, launcher = load(job["puzzles"][0]["puzzle"], job["puzzles"][0].get("kernels"))
         if launcher is not None:
-            maps = memory_map.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
+            maps = recording.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
             emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
 
@@ -84,7 +83,7 @@ def main() -> None:
             if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
                 events.flush()
                 os._exit(0)  # at once: tearing down a lost CUDA context at exit can abort, which reads as a crash
-            if execution.early is not None and verdict.ends_puzzle(execution.early.reason, index):
+            if execution.early is not None and transfer.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
 

@@ -23,8 +23,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-import grader
-from grader import coach, transfer
+from grader import coach, paths, transfer
 from grader.course import budgets
 from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outputs
 from grader.course.puzzle import skip_reason
@@ -76,8 +75,8 @@ def time_limit(seconds: float | None, cpu: bool = True):
 
 _LIBRARY_DIRS = tuple(
     os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-    for m in (torch, contextlib, grader)  # torch, the standard library, the grader
-)
+    for m in (torch, contextlib)  # torch, the standard library
+) + (str(paths.ROOT / "grader") + os.sep,)  # the grader
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -426,6 +425,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         problem = gpu_compile.check(puzzle, recorder.launches)
         if problem:
             return stop("gpu_compile", problem)
+        recorder.kept_dots = gpu_compile.dot_lines(recorder.launches)  # for budgets.Dots: the dots the GPU keeps
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
         outs = [value.as_subclass(torch.Tensor) if isinstance(value, torch.Tensor) else value
                 for value in as_list(out)]

@@ -49,11 +49,12 @@ import inspect
 import linecache
 import math
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
 
 _TAG = "_grader_region"
 _DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
@@ -343,6 +344,7 @@ class Recorder:
         # Set by the grader where the lesson is tensor cores: tl.dot operands must be 16-bit. A float32 operand
         # runs as TF32 on the GPU, and float16 converts to TF32 exactly, so no tolerance could see it.
         self.dots_16bit = False
+        self.kept_dots = None  # the (file, line) of each tl.dot the GPU compiler kept, once execute asks
         # Every counted tl.dot call: (its kernel line, multiply-adds, M, N); its index is the id the blocks computed
         # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
         self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
@@ -773,13 +775,6 @@ def _is_pointer(handle) -> bool:
 
 _TRITON_DIR = None
 _HERE = os.path.abspath(__file__)
-
-
-def location(filename: str, lineno: int) -> str:
-    """'p04_softmax.py:42', or 'your notebook cell, line 42' for code typed into Jupyter."""
-    if re.search(r"ipykernel_\d+", filename):
-        return f"your notebook cell, line {lineno}"
-    return f"{os.path.basename(filename)}:{lineno}"
 
 
 def learner_line(frame, library: tuple[str, ...]) -> tuple[str, str]:
