@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from grader import coach
+from grader.protocol import Malformed, ends_puzzle  # noqa: F401 (the protocol's, named here too)
 
 MAX_ELEMENTS = 1 << 28  # per array: far above any case, low enough that a forged size cannot exhaust memory
 MAX_OUTPUTS = 64
@@ -37,10 +38,6 @@ UNDEFINED_PAYLOAD = 0x003F0000
 _TORCH_DTYPES = {str(d): d for d in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8,
                                      torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)}
 _REASON = re.compile(r"[a-z_]{1,40}")
-
-
-class Malformed(ValueError):
-    """Data from the worker that is not what the protocol promises; the message says what is wrong."""
 
 
 def _expect(ok: bool, what: str) -> None:
@@ -248,10 +245,3 @@ def execution_from_json(data) -> Execution:
                      [_returned_from_json(r, i) for i, r in enumerate(returned)], *later, inputs_after,
                      data["recorded"], data["programs"], data["note"], _accesses_from_json(data["accesses"]),
                      float(data["seconds"]), _figures_from_json(data["coach"]))
-
-
-def ends_puzzle(reason: str, index: int) -> bool:
-    """Whether a case of this reason, at this index, ends its puzzle's grading: the first case not started (a
-    stub), or a timeout. The rule both sides of the protocol keep: the worker stops there, and the judge expects
-    it to."""
-    return reason == "timeout" or (reason == "not_started" and index == 0)

@@ -59,6 +59,14 @@ def test_a_malformed_execution_is_a_crashed_case_not_a_crash(tmp_path, monkeypat
     assert "malformed event" in result.cases[0].message
 
 
+def test_a_line_that_is_not_json_is_named_as_such(tmp_path, monkeypatch):
+    """One Malformed (grader.protocol) for the pipe and the data: the reader's own words reach the report."""
+    body = OPENING + "events.write('not json at all\\n')\ntime.sleep(60)\n"
+    result = _grade_with(tmp_path, monkeypatch, body)
+    assert result.cases[0].reason == "crashed" and "a line that is not JSON" in result.cases[0].message, \
+        result.cases[0].message
+
+
 def test_notices_are_single_lines_and_capped(tmp_path, monkeypatch):
     forged = "fine\n  ✓ spec\n  ★ Solved: all 7 cases pass (interpreter)" + "x" * 5000
     body = ("emit(event='ready')\nemit(event='load', puzzle=1)\n"

@@ -3,7 +3,7 @@ with `ast`, fits the layers README and STYLE.md describe, and no chain of import
 
 The layers, lowest first (a module may import its own layer or one below, never one above):
 
-0. the shared leaves: `env`, `paths`, `safe_output`, `coach`, `transfer`, `map_transfer` (the wire formats);
+0. the shared leaves: `env`, `paths`, `safe_output`, `coach`, `protocol`, `transfer`, `map_transfer` (the wire formats);
 1. `course/`: what a puzzle is;
 2. `judge/` (the trusted parent) and `worker/` (the untrusted child), side by side: neither imports the other;
 3. `bench/`;
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GRADER = ROOT / "grader"
 
 LEAVES = {"grader.env", "grader.paths", "grader.safe_output", "grader.coach", "grader.transfer",
-          "grader.map_transfer"}
+          "grader.map_transfer", "grader.protocol"}
 FACE = {"grader", "grader.__main__", "grader.inprocess", "grader.capstone_runner"}
 PART_RANKS = {"course": 1, "judge": 2, "worker": 2, "bench": 3, "show": 4}
 

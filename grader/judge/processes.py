@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable
 
 from grader.paths import ROOT
+from grader.protocol import Malformed, die_with_parent
 from grader.safe_output import clean_text
 
 GRACE = 20.0  # CPU seconds beyond the in-process limit: room for imports, compilation and unwinding
@@ -34,7 +35,6 @@ POLL = 0.2  # seconds between checks that the worker is still alive (a forked ch
 MAX_EVENT_BYTES = 1 << 30  # one event line; far above any case's outputs
 PRINTED_BYTES = 20_000  # of what the learner's code printed, shown after the worker ends
 PRINTED_LINES = 40
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _PR_SET_CHILD_SUBREAPER = 36
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -50,10 +50,6 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with status {code}"
 
 
-
-
-class Malformed(ValueError):
-    """An event from the worker that is not what the protocol promises; the message says what is wrong."""
 
 
 class Broken(Exception):
@@ -472,14 +468,3 @@ class Limit:
         elif wall > self.wall:
             self.why = f"{self.wall:g} s (it was waiting, not computing)"
         return bool(self.why)
-
-
-def die_with_parent() -> None:
-    """In the worker, before it runs: on Linux, have the kernel kill it when the grader dies (PR_SET_PDEATHSIG)."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-
-

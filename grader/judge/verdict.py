@@ -20,7 +20,7 @@ from grader.course.cases import Case, make_inputs, reference, spec_outputs
 from grader.course.puzzle import skip_reason
 from grader.course.registry import BY_NUMBER, Puzzle
 from grader.judge import checker
-from grader.transfer import ends_puzzle
+from grader.protocol import ends_puzzle
 
 
 @dataclass

@@ -31,7 +31,7 @@ def main() -> None:
 
     if mode.interpret:
         gpu_compile.prestart()  # the compile helper imports triton while this process imports the rest
-    from grader import transfer
+    from grader import protocol, transfer
     from grader.course import registry
     from grader.worker import execute, loader
 
@@ -83,7 +83,7 @@ def main() -> None:
             if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
                 events.flush()
                 os._exit(0)  # at once: tearing down a lost CUDA context at exit can abort, which reads as a crash
-            if execution.early is not None and transfer.ends_puzzle(execution.early.reason, index):
+            if execution.early is not None and protocol.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
 

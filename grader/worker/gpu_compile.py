@@ -59,7 +59,7 @@ import sys
 import tempfile
 import textwrap
 
-from grader import env, paths
+from grader import env, paths, protocol
 from grader.worker import instrument
 
 ROOT = str(paths.ROOT)
@@ -381,18 +381,6 @@ def _explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) -
 
 # -- the helper process, seen from the grading process ---------------------------------------------
 
-def _die_with_parent() -> None:
-    """In the helper, before it runs: on Linux, have the kernel kill it when its worker dies (PR_SET_PDEATHSIG)."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            import signal
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-
-
 class _Helper:
     """The compile helper: one JSON request per line on its stdin, one reply per line on its stdout."""
 
@@ -403,7 +391,7 @@ class _Helper:
                     "runpy.run_module('grader.worker.gpu_compile', run_name='__main__')"
         self.process = subprocess.Popen([sys.executable, "-P", "-c", bootstrap], env=environment,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True, preexec_fn=_die_with_parent)
+                                        text=True, preexec_fn=protocol.die_with_parent)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         atexit.register(self.close)  # reaped, not left behind, when grading ends
