@@ -94,3 +94,20 @@ def test_gradings_side_by_side_give_what_one_gives():
                                 workers=2, on_result=lambda result: reported.append(result.puzzle))
     assert [r.puzzle for r in two] == reported == [2, 1, 3]
     assert [[(c.name, c.reason) for c in r.cases] for r in two] == [[(c.name, c.reason) for c in r.cases] for r in one]
+
+
+def test_a_native_workers_inputs_built_ahead_are_the_cases_own():
+    """Natively the worker builds the next case's inputs while the GPU runs this one (grader.worker.__main__)."""
+    import torch
+
+    from grader.course.cases import make_inputs
+    from grader.worker.__main__ import _Ahead
+
+    puzzle = registry.find(17)
+    ahead = _Ahead(seed=5)
+    assert ahead.take(puzzle, 0, [1]) is None  # nothing was ahead of the first case: execute builds its own
+    inputs, dims = ahead.take(puzzle, 1, [])
+    expected, expected_dims = make_inputs(puzzle.spec, puzzle.cases[1], 5)
+    assert dims == expected_dims and inputs.keys() == expected.keys()
+    for name, value in expected.items():
+        assert torch.equal(inputs[name], value) if isinstance(value, torch.Tensor) else inputs[name] == value

@@ -194,9 +194,10 @@ class _Started:
         environment["GRADER_RESULTS"] = os.path.join(self.workdir, "results.json")  # never the learner's cache
         environment["PYTHONDONTWRITEBYTECODE"] = "1"  # the grader's __pycache__ is the parent's alone
         environment["GRADER_WORKER_INTERPRET"] = "1" if interpret else "0"
-        for threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            # One thread each: a worker's arithmetic is the interpreter's small blocks (or the GPU's, natively), and
-            # gradings side by side (a test suite, a classroom) would otherwise each start a thread per core.
+        for threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS") if interpret else ():
+            # One thread each in the interpreter, whose arithmetic is small blocks: gradings side by side (a test
+            # suite, the interpreter's checks of a native grading) would otherwise each start a thread per core. A
+            # native worker keeps them: building a backward's inputs runs the forward on the CPU.
             environment.setdefault(threads, "1")
         environment.pop("TRITON_INTERPRET", None)  # the worker sets it from its mode (grader.env.choose_mode)
         # What the learner's code prints is kept, and shown cleaned when the worker ends (raw, it could carry

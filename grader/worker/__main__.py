@@ -64,14 +64,16 @@ def main() -> None:
             emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
 
+    ahead = _Ahead(job["seed"]) if not mode.interpret else None  # natively, the next case's inputs meanwhile
     for item in job["puzzles"]:
         puzzle, launcher = load(item["puzzle"], item.get("kernels"))
         if launcher is None:
             continue
-        for index in item["cases"]:
+        for position, index in enumerate(item["cases"]):
             emit(event="start", puzzle=puzzle.number, case=index)
+            made = ahead.take(puzzle, index, item["cases"][position + 1:position + 2]) if ahead else None
             execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
-                                        job["timeout"], trusted_launcher=item.get("kernels") is not None)
+                                        job["timeout"], trusted_launcher=item.get("kernels") is not None, made=made)
             try:
                 sent = transfer.execution_to_json(execution)
             except Exception as exc:  # a returned value the grader cannot read (a meta-device tensor, say)
@@ -86,6 +88,29 @@ def main() -> None:
             if execution.early is not None and protocol.ends_puzzle(execution.early.reason, index):
                 break
         emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
+
+
+class _Ahead:
+    """Natively, a case's inputs built on a thread while the GPU runs the case before it: a backward's inputs come
+    from its forward, computed on the CPU (puzzle 17's take most of a second), while the GPU's run is short."""
+
+    def __init__(self, seed: int):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.seed, self.pool, self.pending = seed, ThreadPoolExecutor(max_workers=1), {}
+
+    def take(self, puzzle, index: int, following: list[int]):
+        """The inputs of case `index` (built now if they were not ahead), after starting those of `following`."""
+        from grader.course.cases import make_inputs
+
+        made = self.pending.pop((puzzle.number, index), None)
+        for after in following:
+            self.pending[puzzle.number, after] = self.pool.submit(make_inputs, puzzle.spec, puzzle.cases[after],
+                                                                  self.seed)
+        try:
+            return made.result() if made is not None else None
+        except Exception:
+            return None  # execute builds them itself, and reports what goes wrong
 
 
 if __name__ == "__main__":

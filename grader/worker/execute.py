@@ -324,7 +324,7 @@ def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, 
 
 def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
             timeout: float | None = DEFAULT_TIMEOUT, keep: list | None = None,
-            trusted_launcher: bool = False) -> transfer.Execution:
+            trusted_launcher: bool = False, made: tuple | None = None) -> transfer.Execution:
     """The worker's half of a case: build the inputs, call the launcher under the interpreter hook and a time
     limit, and collect what it returned and what its kernels did, as plain data (``transfer``). What goes wrong
     on the way (an error, a timeout, an out-of-bounds access, a refused launch) is an early failing Outcome;
@@ -332,11 +332,12 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     The expected values are never computed here: ``judge`` does that, in the grader's own process.
     With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map).
     With `trusted_launcher` (kernel-only grading: the launcher is the puzzle's own), the kernels are compiled for
-    the GPU before they run, and the launcher guard, which holds a learner's launcher to the lesson, is not needed."""
+    the GPU before they run, and the launcher guard, which holds a learner's launcher to the lesson, is not needed.
+    `made`: the case's ``make_inputs(puzzle.spec, case, seed)``, where it was built beforehand."""
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
-    inputs, dims = make_inputs(puzzle.spec, case, seed)
+    inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
     # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
     # Natively each sits between guard zones, and so does every tensor the launcher makes (grader.worker.guards).
     fenced = guards.Guards() if device != "cpu" else None
