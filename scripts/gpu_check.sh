@@ -26,6 +26,7 @@ source "$(dirname "$0")/gpu_common.sh"  # step, wants, machine_header; $summary
 machine_header name,driver_version,clocks.sm,clocks.mem > "$summary" 2>&1
 workers=""
 python3 -c "import xdist" 2> /dev/null && workers="-n $WORKERS"
+export GRADER_WORKERS=${GRADER_WORKERS:-1}  # for the tests, one worker of each kind per grading: they run side by side
 
 if wants grade; then
   step "native grading of every solution" "${GRADE_LIMIT:-120}" python3 -m grader --all --impl solutions \

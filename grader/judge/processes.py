@@ -170,7 +170,9 @@ def workers_for(interpret: bool) -> int:
     """How many workers of a kind grade side by side: natively one per four cores, up to four (a worker on the
     GPU, its interpreter's checks, their compile helpers and the judge share the host's cores); in the
     interpreter one per two cores, up to four (each worker is a core's work, and the judge needs one): on 2 cores,
-    one."""
+    one. ``GRADER_WORKERS`` sets it (gradings side by side, as a test suite on every core runs them, want one)."""
+    if os.environ.get("GRADER_WORKERS", "").isdigit() and int(os.environ["GRADER_WORKERS"]) > 0:
+        return int(os.environ["GRADER_WORKERS"])
     cores = os.cpu_count() or 1
     return max(1, min(4, cores // (2 if interpret else 4)))
 
