@@ -122,7 +122,7 @@ TRICKS = [
     Trick("a local named tl, so that tl.format is a string's", 'tl = "{0.__class__}"\nleak = tl.format(x_ptr)',
           "the name tl: a parameter or local may not take the name of an import"),
     Trick("a parameter named tl", "", "the name tl: a parameter or local may not take the name of an import",
-          signature=("    N0,  # number of elements", "    N0, tl,  # number of elements")),
+          signature=("    B0: tl.constexpr,  # elements", "    B0: tl.constexpr, tl=0,  # elements")),
     Trick("a constant named tl", "leak = tl.bit_length()", "tl: a constant or a @triton.jit function may not take "
                                                           "the name of an import", module="tl = 5"),
     Trick("a @triton.jit function named tl", "leak = tl.fn", "tl: a constant or a @triton.jit function may not "

@@ -163,6 +163,7 @@ class Kernels:
     kernels: tuple[str, ...]  # the puzzle's kernels, as the submission defines them
     notes: tuple[str, ...]
     started: bool  # False when every kernel is still the stub's (nothing to run)
+    constants: tuple[str, ...] = ()  # its literal constants' names
 
 
 def _depth(node: ast.AST, limit: int) -> int:
@@ -696,7 +697,8 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
             raise Refused(f"{name}:{shared[0]}: this line holds a constant or a triton import and other code; "
                           "put each statement on a line of its own")
     lines = [line if number in keep else "" for number, line in enumerate(parts.lines, 1)]
-    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True)
+    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True,
+                   tuple(sorted(parts.constants)))
 
 
 PERSISTENT = "NUM_PROGRAMS"  # a persistent kernel's last parameter (grader.worker.compose)
@@ -803,5 +805,6 @@ def kernel_job(puzzle, text: bytes | str, name: str) -> tuple[dict, Kernels]:
     shared = sorted(set(parts.constants) | set(parts.imports) |
                     {n for n in parts.jit if n not in puzzle_code.kernels})
     job = {"name": name, "text": kernels.text, "given": puzzle_code.text, "module": puzzle.module,
-           "kernels": list(puzzle_code.kernels), "shared": shared}
+           "kernels": list(puzzle_code.kernels), "shared": shared,
+           "constants": sorted(set(kernels.constants) | set(parts.constants))}
     return job, kernels
