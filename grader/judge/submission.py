@@ -504,8 +504,8 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                                              "is a literal"))
     walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
     # Where a name of triton.language may stand other than called: the base of an attribute, an annotation
-    called = {id(n.func) for n in walked if isinstance(n, ast.Call)} | \
-        {id(n.value) for n in walked if isinstance(n, ast.Attribute)} | outside | \
+    bases = {id(n.value) for n in walked if isinstance(n, ast.Attribute)}  # `tl.core` in `tl.core.load`
+    called = {id(n.func) for n in walked if isinstance(n, ast.Call)} | bases | outside | \
         {id(part) for n in walked if isinstance(n, ast.AnnAssign) for part in ast.walk(n.annotation)}
     for node in walked:
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in called:
@@ -544,7 +544,7 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                 problems.append((node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with "
                                               "tl.store, never attributes"))
             else:
-                problems += _attribute_problems(node, aliases, values)
+                problems += _attribute_problems(node, aliases, values, id(node) not in bases)
         elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
         elif isinstance(node, ast.keyword) and node.arg is None:
@@ -567,9 +567,11 @@ def _as_a_value(node: ast.AST, aliases: dict, local: set) -> list[tuple[int, str
                           "stand-in for each, so a test on the function itself differs from the GPU's)")]
 
 
-def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -> list[tuple[int, str]]:
-    """An attribute read: through a triton module, the object it names must belong to triton.language; on a value
-    (a block, a dtype), the attribute must be one of triton.language's types."""
+def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset,
+                        outermost: bool = True) -> list[tuple[int, str]]:
+    """An attribute read: through a triton module, the object it names must belong to triton.language, by a path
+    through tl's own modules (checked at the chain's outermost attribute); on a value (a block, a dtype), the
+    attribute must be one of triton.language's types."""
     dotted = _dotted(node)
     resolved = _resolve_alias(dotted, aliases)
     if resolved is not None:
@@ -579,7 +581,7 @@ def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -
             return [(node.lineno, f"{dotted}: {why}")]
         if value is not None and not _inside_triton_language(value):
             return [(node.lineno, f"{dotted}: a kernel reaches triton.language only")]
-        why = _path_problem(dotted, resolved, values)
+        why = _path_problem(dotted, resolved, values) if outermost else None
         return [(node.lineno, why)] if why else []
     base = node.value
     while isinstance(base, ast.Attribute):
