@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from helpers import KERNELS, failed_case, grade_text, lesson_text, requires_interpreter, run_cli
+from helpers import KERNELS, failed_case, grade_file, grade_text, lesson_text, requires_interpreter, run_cli
 
 from grader.course import registry
 from grader.judge import submission
@@ -446,3 +446,37 @@ def test_a_file_that_crashed_the_judge_gets_a_line_strict_json_and_a_gradescope_
     assert test["score"] == 0 and "an integer literal of 20,000 bits" in test["output"], test
     shown = run_cli("1", "--file", str(path), timeout=300)
     assert "✗" in shown.stdout and "p01_add.py:16: an integer literal of 20,000 bits" in shown.stdout, shown.stdout
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+def test_a_kernels_print_stays_out_of_the_report(tmp_path):
+    """`print` in a kernel is legal Triton (a device print when compiled): the kernel is graded, its lines go to
+    stderr, quoted, and --json stays strict (issue 26, class 7)."""
+    run = run_cli("1", "--file", str(KERNELS / "right" / "p01_jit_options_and_print.py"), "--json", timeout=300)
+    (result,) = json.loads(run.stdout)["results"]
+    assert result["status"] == "passed", result
+    assert "  | first block of z [" in run.stderr, run.stderr[-2000:]
+
+
+# The issue's known-cheating and known-wrong kernels that the judge refuses (tests/expected_verdicts.py): each is
+# refused for its reason, with its clue in the default report, before anything of it runs.
+REFUSED_BY_THE_JUDGE = ["cheating/p01_load_is_core_load.py", "cheating/p01_load_equals_core_load.py",
+                        "cheating/p01_block_is_a_small_int.py", "cheating/p01_dtype_identity.py",
+                        "cheating/p01_through_tl_core.py", "cheating/p01_partial_and_double_star.py",
+                        "cheating/p01_huge_integer.py", "wrong/p01_extra_stride.py"]
+
+
+@pytest.mark.puzzle1
+@pytest.mark.parametrize("path", REFUSED_BY_THE_JUDGE)
+def test_issue_26s_kernels_are_refused_for_their_reason(path):
+    from expected_verdicts import EXPECTED
+
+    from grader.show import report
+
+    reason, clue = EXPECTED[path]
+    result = grade_file(PUZZLE, KERNELS / path)
+    (case,) = result.cases
+    assert case.reason == reason, case
+    shown = report.format_result(result, "rerun", "replay")
+    assert clue in shown, shown
