@@ -9,8 +9,16 @@ compiles them, the kernels are held to an allowlist, because Triton evaluates co
 compile time, and the interpreter runs a kernel as Python:
 
 - names: the kernel's parameters and locals, the triton imports (tl, triton, libdevice), other @triton.jit
-  functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``);
-- no name (but a local ``_``), attribute or keyword starting with ``_``, no attribute assignment;
+  functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``,
+  ``print`` among them: a device print when compiled);
+- no name starting with ``__`` (``_online_update`` is a name like any other), no attribute or keyword starting with
+  ``_``, no attribute assignment, no ``**`` arguments;
+- the kernel graded in the interpreter is the kernel the GPU compiles, whatever expression chooses a constexpr
+  branch: the interpreter runs a stand-in for each of tl's functions (tl.load is patched, tl.core.load is not), so
+  a name reached through a triton import takes a path through tl, tl.math and libdevice only (``KERNEL_MODULES``;
+  never tl.core), and past the object it names only to a dtype's attributes (never ``tl.load.keywords``); tl's
+  functions and modules are called, never used as values (``tl.load == f``); identity is tested against None only
+  (``B0 is 1024`` differs too: an int in the interpreter, a constexpr when compiled);
 - no local named like a builtin Triton's code generator falls back to (``getattr``, ``print``, ...: it reads the
   builtin until the local is assigned, ``_TRITON_BUILTINS``), and annotations read module-level names only (Python
   evaluates them when the module is imported);
@@ -25,7 +33,14 @@ compile time, and the interpreter runs a kernel as Python:
   the interpreter, so a kernel could be one thing there and another here).
 
 A constant or an import kept must have its lines to itself: ``EPS = 1e-6; import os`` would carry the second
-statement into the module the worker imports.
+statement into the module the worker imports. A kernel takes the puzzle's kernel's parameters, in order (then its
+own, with defaults, and a persistent kernel's NUM_PROGRAMS); @triton.jit may take literal options
+(``JIT_OPTIONS``: ``do_not_specialize=[...]``), and no other decorator is kept.
+
+The judge's own work on a file is bounded: at most ``MAX_BYTES``, ``MAX_DEPTH`` and ``MAX_NODES`` of parsed tree
+(every later check is about one step per node, and a chain of names is followed with getattr, cached, never
+imported), integers of at most ``MAX_INTEGER_BITS`` (Python cannot print one of 4,300 digits). Whatever else goes
+wrong while reading a file is a verdict on it (``grader.judge.runner.read_submission``).
 
 The worker then compiles the kernels for the GPU (``grader.worker.gpu_compile``) before the interpreter runs
 them, and runs them under the puzzle's own launcher (``given``): the lesson's block sizes, grid and launches are
