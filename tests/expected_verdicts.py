@@ -12,6 +12,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
                                                 "against None only"),
     "cheating/p01_through_tl_core.py": ("error", "tl.core.load: triton.language.core is Triton's internals"),
     "cheating/p01_partial_and_double_star.py": ("error", "**options: pass each keyword by its name"),
+    "cheating/p01_describes_a_block.py": ("error", "'%s': a string in a kernel is a call's argument"),
     # issue 26, class 5: a file that crashed the judge
     "cheating/p01_huge_integer.py": ("error", "p01_huge_integer.py:16: an integer literal of 20,000 bits"),
     # issue 26, class 8: a parameter the puzzle's launcher does not pass

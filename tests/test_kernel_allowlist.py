@@ -151,6 +151,10 @@ TRICKS = [
     Trick("a function's func", "leak = tl.cdiv.func", "tl.cdiv.func: an attribute of triton.language.cdiv"),
     Trick("** arguments", "leak = tl.load(x_ptr, **B0)", "**B0: pass each keyword by its name"),
     Trick("a dunder name", "__leak = 1", "the name __leak: names starting with __ are not allowed"),
+    Trick("a block's description", 'leak = "%s" % x_ptr', "'%s': a string in a kernel is a call's argument"),
+    Trick("a string constant as an operand", "leak = FORMAT % x_ptr", "FORMAT: a string in a kernel is a call's "
+          "argument", module='FORMAT = "%s"'),
+    Trick("a string local", 'text = "a"', "'a': a string in a kernel is a call's argument"),
 ]
 
 # Forms that are Triton, taken since issue 26 (class 7 and 8): each must stay taken.
@@ -158,6 +162,11 @@ TAKEN = [
     Trick("identity against None", "if B0 is not None:\n    pid = pid + 0", ""),
     Trick("a dtype compared with ==", "if x_ptr.dtype.element_ty == tl.float32:\n    pid = pid + 0", ""),
     Trick("a debug print", 'print("pid", pid)', ""),
+    Trick("a message and an option", 'tl.static_assert(B0 > 0, "B0 is a block")\n'
+          'x = tl.load(x_ptr + pid, eviction_policy="evict_last")', ""),
+    Trick("a string constant as an option", "x = tl.load(x_ptr + pid, eviction_policy=POLICY)", "",
+          module='POLICY = "evict_last"'),
+    Trick("a string statement", "'the offsets are set'", ""),
     Trick("tl.device_print", 'tl.device_print("pid", pid)', ""),
     Trick("a local with a leading _", "_pid = pid\npid = _pid", ""),
     Trick("a helper with a leading _", "pid = _same(pid)", "", module="@triton.jit\ndef _same(v):\n    return v\n"),
@@ -464,7 +473,8 @@ def test_a_kernels_print_stays_out_of_the_report(tmp_path):
 REFUSED_BY_THE_JUDGE = ["cheating/p01_load_is_core_load.py", "cheating/p01_load_equals_core_load.py",
                         "cheating/p01_block_is_a_small_int.py", "cheating/p01_dtype_identity.py",
                         "cheating/p01_through_tl_core.py", "cheating/p01_partial_and_double_star.py",
-                        "cheating/p01_huge_integer.py", "wrong/p01_extra_stride.py"]
+                        "cheating/p01_huge_integer.py", "wrong/p01_extra_stride.py",
+                        "cheating/p01_describes_a_block.py"]
 
 
 @pytest.mark.puzzle1

@@ -18,7 +18,8 @@ compile time, and the interpreter runs a kernel as Python:
   a name reached through a triton import takes a path through tl, tl.math and libdevice only (``KERNEL_MODULES``;
   never tl.core), and past the object it names only to a dtype's attributes (never ``tl.load.keywords``); tl's
   functions and modules are called, never used as values (``tl.load == f``); identity is tested against None only
-  (``B0 is 1024`` differs too: an int in the interpreter, a constexpr when compiled);
+  (``B0 is 1024`` differs too: an int in the interpreter, a constexpr when compiled); a string is a call's argument
+  and nothing else (``"%s" % x`` is the block's numbers in the interpreter and its type when compiled);
 - no local named like a builtin Triton's code generator falls back to (``getattr``, ``print``, ...: it reads the
   builtin until the local is assigned, ``_TRITON_BUILTINS``), and annotations read module-level names only (Python
   evaluates them when the module is imported);
@@ -110,7 +111,7 @@ def vet_submission(file: str) -> str | None:
     path = Path(file)
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the import reports it, with the learner's line
     found = _refusals(tree)
     if not found:
@@ -493,10 +494,11 @@ def _outside_triton(value, name: str = "") -> str | None:
 
 
 def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
-                     elsewhere: dict) -> list[tuple[int, str]]:
+                     elsewhere: dict, strings: frozenset = frozenset()) -> list[tuple[int, str]]:
     """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
-    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message."""
-    problems = []
+    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message;
+    `strings`: the module constants that hold a string."""
+    problems = _string_problems(fn, strings)
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     stores = [n for root in fn.body for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     stored = {n.id for n in stores}
@@ -565,6 +567,30 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
         elif isinstance(node, ast.keyword) and node.arg is None:
             problems.append((node.value.lineno, f"**{ast.unparse(node.value)[:40]}: pass each keyword by its name"))
     return problems
+
+
+def _string_problems(fn: ast.FunctionDef, strings: frozenset) -> list[tuple[int, str]]:
+    """A string in a kernel is a whole argument of a call (a message, `float("-inf")`, an option such as
+    eviction_policy=) or a statement of its own (a docstring), never an operand: `"%s" % x` is the interpreter's
+    numbers and the compiler's description of a block, a constexpr that differs between the two. The same holds for
+    a module constant that holds a string (`strings`)."""
+    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    allowed = set()
+    for node in walked:  # not the decorator: @triton.jit's options are checked apart (_jit_options_problem)
+        if isinstance(node, ast.Call):
+            allowed.update(id(a) for a in node.args)
+        elif isinstance(node, ast.keyword):
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Expr):
+            allowed.add(id(node.value))
+    found = []
+    for node in walked:
+        text = isinstance(node, ast.Constant) and isinstance(node.value, str) or \
+            isinstance(node, ast.Name) and node.id in strings and isinstance(node.ctx, ast.Load)
+        if text and id(node) not in allowed:
+            found.append((node.lineno, f"{ast.unparse(node)[:40]}: a string in a kernel is a call's argument (a "
+                                       "message, an option) and nothing else; a kernel computes no strings"))
+    return found
 
 
 def _as_a_value(node: ast.AST, aliases: dict, local: set) -> list[tuple[int, str]]:
@@ -673,9 +699,11 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
     computed = _assigned(tree) - set(parts.constants)
     elsewhere.update({value: "a module-level value that is not a literal: a kernel reads literal constants only "
                              "(NAME = 64, or NAME: tl.constexpr = 64)" for value in computed})
+    strings = frozenset(name for found in (puzzle_given.parts, parts) for name, node in found.constants.items()
+                        if any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node.value)))
     problems = []
     for fn in parts.jit.values():
-        problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere)
+        problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere, strings)
         problems += [(number, "a line inside a kernel that starts with `def ` (in a string too): Triton's "
                               "interpreter starts a kernel at its last such line, so it would run other code than "
                               "the kernel checked")

@@ -12,9 +12,10 @@ Triton reads the kernels' source and messages quote the learner's lines, and imp
 The learner's kernels then take their place in the puzzle's module, where the launcher finds them.
 
 A submission's literal constants (``ROWS = 64``, ``ROWS: tl.constexpr = 64``) are plain numbers once imported, and
-Triton's compiler reads a global only when it is a ``tl.constexpr``: on a GPU, ``build`` wraps each (``"constants"``
-in the job), and the GPU compile check does the same for the interpreter's kernels (``LITERAL_CONSTANTS``). The
-interpreter keeps them plain: it runs `ROWS * x` as Python, where a constexpr on the left of a block fails.
+Triton's compiler reads a global only when it is a ``tl.constexpr``: where Triton compiles the kernels (natively),
+``build`` wraps each (``"constants"`` in the job), and the GPU compile check does the same for the interpreter's
+kernels (``LITERAL_CONSTANTS``). The interpreter keeps them plain: it runs `ROWS * x` as Python, where a constexpr on
+the left of a block fails.
 
 A kernel may declare a persistent variant: a last parameter ``NUM_PROGRAMS: tl.constexpr`` (the launcher does not
 pass it). The launcher's grid is then run on min(NUM_PROGRAMS, the grid's programs) programs along axis 0, with
@@ -30,6 +31,8 @@ import math
 import os
 import sys
 from collections.abc import Callable
+
+from grader import env
 
 PERSISTENT = "NUM_PROGRAMS"
 GIVEN_FOLDERS: set[str] = set()  # where build() put puzzles' code: a frame there is the puzzle's, not the learner's
@@ -101,7 +104,7 @@ def build(job: dict, folder: str, device: str):
     kernels = _import(kernels_path, f"kernels_{job['module']}", shared)
     constants = frozenset(job.get("constants", ()))
     LITERAL_CONSTANTS[kernels.__name__] = constants
-    if device != "cpu":
+    if not env.interpreter_forced():  # Triton compiles them (natively, or tests/compile_for_gpu.py)
         _as_constexpr(kernels, constants)
     for name in job["kernels"]:
         kernel = getattr(kernels, name)
