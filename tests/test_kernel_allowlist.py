@@ -140,6 +140,8 @@ TRICKS = [
     Trick("a tl function imported by name, compared", "if load != tl.store:\n    pid = 1",
           "load used as a value", module="from triton.language import load"),
     Trick("tl's module held in a local", "lang = tl", "tl used as a value"),
+    Trick("a builtin compared", "if print == max:\n    pid = 1", "print used as a value: a kernel calls the "
+          "builtins"),
     Trick("tl.core.load", "leak = tl.core.load(x_ptr)", "tl.core.load: triton.language.core is Triton's internals"),
     Trick("tl.standard", "leak = tl.standard.sum(B0)", "triton.language.standard is Triton's internals"),
     Trick("tl.core imported", "leak = core.load(x_ptr)", "triton.language.core is Triton's internals",

@@ -600,6 +600,8 @@ def _as_a_value(node: ast.AST, aliases: dict, local: set) -> list[tuple[int, str
     dotted = _dotted(node)
     if dotted is None or dotted.split(".")[0] in local:
         return []
+    if dotted in KERNEL_BUILTINS:  # `print` is tl.device_print when compiled and Python's print in the interpreter
+        return [(node.lineno, f"{dotted} used as a value: a kernel calls the builtins it may use")]
     resolved = _resolve_alias(dotted, aliases)
     value = _module_object(resolved) if resolved else None
     if value is None or not (callable(value) or inspect.ismodule(value)):
