@@ -32,8 +32,10 @@
 #    with everything but grader/ and the venv hidden, no view of other processes; it cannot write the
 #    parts or results, the repository or the venv, nor signal the judge. Every process it leaves is
 #    killed. A part is deleted before its puzzle is graded and kept only when the judge ended cleanly.
-#  - The grader itself failing (its worker's Python not runnable by --user, a crash, a file taking more
-#    than --limit) is not a score: the script exits 2 and writes no results.json.
+#  - Each puzzle is scored on its own: a file that stops the grader without a verdict (a crash, more than
+#    --limit seconds) scores 0 with that reason, and the other files are graded. The setup failing (the
+#    worker's Python not runnable by --user, a worker that cannot start, the grader refusing its
+#    arguments) is not a score: the script exits 2 and writes no results.json.
 #  - With --docker: each file is graded in a fresh container, as user 65534 with no capabilities, no
 #    network, a read-only root, grader/ and solutions/ mounted read-only (the judge builds the puzzle's
 #    launcher from solutions/; no submitted Python runs to read them) and a copy of the submission.
@@ -236,15 +238,24 @@ for number in $PUZZLES; do
   find "$WORK/parts" -mindepth 1 -delete 2> /dev/null  # a part comes from this grading alone
   grade_file "$number" "${files[0]}"
   status=$?
-  if [ "$status" != 0 ] && [ "$status" != 1 ] || [ ! -s "$WORK/parts/p$number.json" ]; then
-    # The grader itself failed (a submission cannot make the judge fail): no score for anyone, rather than 0.
-    case $status in
-      124|137) what="took longer than $LIMIT s" ;;
-      3) what="could not start its worker (see the message above)" ;;
-      *) what="exited with status $status without a result" ;;
-    esac
+  if [ "$status" = 2 ] || [ "$status" = 3 ]; then
+    # The setup failed (the grader's arguments or course, or a worker that could not start before any of the file
+    # was read): no score for anyone, rather than 0.
+    [ "$status" = 3 ] && what="could not start its worker (see the message above)" ||
+      what="refused its arguments or could not find the course (see the message above)"
     warn "the grader failed on ${files[0]##*/}: it $what. No results were written; fix the setup and grade again."
     exit 2
+  fi
+  if [ "$status" != 0 ] && [ "$status" != 1 ] || [ ! -s "$WORK/parts/p$number.json" ]; then
+    # This file stopped the grader without a verdict: this puzzle scores 0 with the reason, and the other files are
+    # graded on their own (the part of each puzzle comes from its own grading).
+    case $status in
+      124|137) what="took longer than $LIMIT s" ;;
+      *) what="exited with status $status without a result" ;;
+    esac
+    warn "the grader stopped on ${files[0]##*/}: it $what. Puzzle $number scores 0; the other puzzles are graded."
+    why+=(--why "$number=the grader stopped on ${files[0]##*/} without a verdict (it $what); the file scores 0")
+    continue
   fi
   cp "$WORK/parts/p$number.json" "$WORK/kept/p$number.json"
 done

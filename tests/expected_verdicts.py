@@ -3,4 +3,19 @@ natively: {path under tests/kernels/: (reason, a clue the default report must ho
 grades each in the interpreter; tests/test_gpu_verdicts.py grades each on a GPU (scripts/gpu_check.sh's quick set)."""
 
 EXPECTED: dict[str, tuple[str, str]] = {
+    # issue 26, class 1: one kernel in the interpreter and another on the GPU, chosen by a test on tl's functions
+    "cheating/p01_load_is_core_load.py": ("error", "`tl.load is tl.core.load`: a kernel tests identity against None "
+                                                   "only"),
+    "cheating/p01_load_equals_core_load.py": ("error", "tl.core.load used as a value: a kernel calls tl's functions"),
+    "cheating/p01_block_is_a_small_int.py": ("error", "`B0 is 1024`: a kernel tests identity against None only"),
+    "cheating/p01_dtype_identity.py": ("error", "`x_ptr.dtype.element_ty is tl.float32`: a kernel tests identity "
+                                                "against None only"),
+    "cheating/p01_through_tl_core.py": ("error", "tl.core.load: triton.language.core is Triton's internals"),
+    "cheating/p01_partial_and_double_star.py": ("error", "**options: pass each keyword by its name"),
+    "cheating/p01_describes_a_block.py": ("error", "'%s': a string in a kernel is a call's argument"),
+    # issue 26, class 5: a file that crashed the judge
+    "cheating/p01_huge_integer.py": ("error", "p01_huge_integer.py:16: an integer literal of 20,000 bits"),
+    # issue 26, class 8: a parameter the puzzle's launcher does not pass
+    "wrong/p01_extra_stride.py": ("error", "the parameters of add_kernel differ from the puzzle's kernel's (stride is "
+                                           "not the puzzle's)"),
 }

@@ -16,8 +16,10 @@ tests/test_launcher_guard.py, test_isolation.py and test_map_isolation.py hold t
 import ast
 import json
 import shutil
+from pathlib import Path
 
 import pytest
+from expected_verdicts import EXPECTED
 from helpers import (
     COPIED_CHEATS,
     KERNELS,
@@ -40,8 +42,10 @@ from grader.judge import submission
 pytestmark = requires_interpreter
 
 CHEATING = KERNELS / "cheating"
-# Cheats in the kernel itself: tests/test_gpu_compile.py rejects the first, the test below the others
-IN_THE_KERNEL = {"p11_dots_of_zeros.py", "p05_square_tile.py", "p05_flat_square_tile.py"}
+# Cheats in the kernel itself: tests/test_gpu_compile.py rejects the first, the test below the next two, and
+# tests/test_expected_verdicts.py those in tests/expected_verdicts.py
+IN_THE_KERNEL = {"p11_dots_of_zeros.py", "p05_square_tile.py", "p05_flat_square_tile.py"} | \
+    {Path(path).name for path in EXPECTED if path.startswith("cheating/")}
 CHEATS = [name for name in cheat_names() if name not in IN_THE_KERNEL]
 LEFT_OUT = ("your launcher differs from the puzzle's", "not run: the code of ")
 

@@ -197,3 +197,56 @@ def test_a_worker_that_cannot_start_is_the_graders_failure_not_a_score(tmp_path,
                          timeout=300)
     assert run.returncode == 3 and not part.exists(), run.stdout + run.stderr
     assert "the grader could not grade" in run.stderr and said in run.stderr
+
+
+
+def _python_that_fails_on(request, name: str, status: int) -> Path:
+    """A Python like this one, except that grading the file `name` ends at once with `status` and a traceback, as
+    the judge did on a file that crashed it (issue 26: a 5,000-digit literal), without a Gradescope part. As root,
+    the graded user runs it, so it lives beside a Python that user can run (python_others_can_run)."""
+    if os.geteuid() == 0:
+        real = request.getfixturevalue("python_others_can_run")
+        folder = real.parent.parent.parent
+    else:
+        real, folder = Path(sys.executable), request.getfixturevalue("tmp_path")
+    python = folder / f"python_failing_{status}"
+    python.write_text(f"#!/bin/sh\ncase \"$*\" in */submission/{name}*) echo 'Traceback (most recent call last): ...' "
+                      f">&2; exit {status} ;; esac\nexec {real} \"$@\"\n")
+    python.chmod(0o755)
+    return python
+
+
+def _submission(tmp_path) -> Path:
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "p01_mine.py").write_text(solution_text(registry.find(1)))
+    (submission / "p02_crashes.py").write_text("# the judge stops on this file\n")
+    return submission
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+@pytest.mark.slow
+def test_a_file_that_stops_the_grader_scores_zero_and_the_others_are_graded(tmp_path, request):
+    """One puzzle's file that ends the judge without a verdict costs that puzzle, with the reason; the correct file
+    beside it is scored, and results.json is written."""
+    results = tmp_path / "results.json"
+    run = run_script("--python", str(_python_that_fails_on(request, "p02_crashes.py", 1)), "--interpret",
+                     "--puzzles", "1 2", str(_submission(tmp_path)), str(results))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tests = {t["number"]: t for t in json.loads(results.read_text())["tests"]}
+    assert tests["1"]["score"] == tests["1"]["max_score"] == 1, tests["1"]
+    assert tests["2"]["score"] == 0 and "the grader stopped on p02_crashes.py without a verdict (it exited with " \
+        "status 1 without a result)" in tests["2"]["output"], tests["2"]
+    assert "Puzzle 2 scores 0; the other puzzles are graded" in run.stderr
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+def test_a_worker_that_cannot_start_is_still_the_setups_failure(tmp_path, request):
+    """Exit 3 (no worker could start, before any of the file was read) voids the run: exit 2, no results.json."""
+    results = tmp_path / "results.json"
+    run = run_script("--python", str(_python_that_fails_on(request, "p01_mine.py", 3)), "--interpret",
+                     "--puzzles", "1 2", str(_submission(tmp_path)), str(results))
+    assert run.returncode == 2 and not results.exists(), run.stdout[-3000:] + run.stderr[-3000:]
+    assert "could not start its worker" in run.stderr and "fix the setup" in run.stderr

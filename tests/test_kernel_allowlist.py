@@ -8,11 +8,12 @@ the interpreter); the end-to-end tests show they no longer run anything.
 """
 
 import json
+import shutil
 import time
 from dataclasses import dataclass
 
 import pytest
-from helpers import failed_case, grade_text, lesson_text, requires_interpreter, run_cli
+from helpers import KERNELS, failed_case, grade_file, grade_text, lesson_text, requires_interpreter, run_cli
 
 from grader.course import registry
 from grader.judge import submission
@@ -122,11 +123,60 @@ TRICKS = [
     Trick("a local named tl, so that tl.format is a string's", 'tl = "{0.__class__}"\nleak = tl.format(x_ptr)',
           "the name tl: a parameter or local may not take the name of an import"),
     Trick("a parameter named tl", "", "the name tl: a parameter or local may not take the name of an import",
-          signature=("    N0,  # number of elements", "    N0, tl,  # number of elements")),
+          signature=("    B0: tl.constexpr,  # elements", "    B0: tl.constexpr, tl=0,  # elements")),
     Trick("a constant named tl", "leak = tl.bit_length()", "tl: a constant or a @triton.jit function may not take "
                                                           "the name of an import", module="tl = 5"),
     Trick("a @triton.jit function named tl", "leak = tl.fn", "tl: a constant or a @triton.jit function may not "
           "take the name of an import", module="@triton.jit\ndef tl(v):\n    return v\n"),
+    # issue 26, class 1: whatever expression chooses a constexpr branch, it cannot tell the interpreter from the GPU
+    Trick("identity of two names for tl.load", "if tl.load is tl.core.load:\n    pid = 1",
+          "`tl.load is tl.core.load`: a kernel tests identity against None only"),
+    Trick("identity of a constexpr and a small int", "if B0 is not 16:\n    pid = 1",
+          "`B0 is not 16`: a kernel tests identity against None only"),
+    Trick("equality of tl functions", "if tl.load == tl.store:\n    pid = 1",
+          "tl.load used as a value: a kernel calls tl's functions"),
+    Trick("a tl function held in a local", "loader = tl.load", "tl.load used as a value"),
+    Trick("a tl function passed", "pid = tl.minimum(pid, tl.maximum)", "tl.maximum used as a value"),
+    Trick("a tl function imported by name, compared", "if load != tl.store:\n    pid = 1",
+          "load used as a value", module="from triton.language import load"),
+    Trick("tl's module held in a local", "lang = tl", "tl used as a value"),
+    Trick("a builtin compared", "if print == max:\n    pid = 1", "print used as a value: a kernel calls the "
+          "builtins"),
+    Trick("tl.core.load", "leak = tl.core.load(x_ptr)", "tl.core.load: triton.language.core is Triton's internals"),
+    Trick("tl.standard", "leak = tl.standard.sum(B0)", "triton.language.standard is Triton's internals"),
+    Trick("tl.core imported", "leak = core.load(x_ptr)", "triton.language.core is Triton's internals",
+          module="import triton.language.core as core"),
+    Trick("a function of tl.core imported by name", "leak = load(x_ptr)", "triton.language.core is Triton's "
+          "internals", module="from triton.language.core import load"),
+    Trick("a partial's keywords", "leak = tl.load.keywords", "tl.load.keywords: an attribute of "
+          "triton.language.load"),
+    Trick("a function's func", "leak = tl.cdiv.func", "tl.cdiv.func: an attribute of triton.language.cdiv"),
+    Trick("** arguments", "leak = tl.load(x_ptr, **B0)", "**B0: pass each keyword by its name"),
+    Trick("a dunder name", "__leak = 1", "the name __leak: names starting with __ are not allowed"),
+    Trick("a block's description", 'leak = "%s" % x_ptr', "'%s': a string in a kernel is a call's argument"),
+    Trick("a string constant as an operand", "leak = FORMAT % x_ptr", "FORMAT: a string in a kernel is a call's "
+          "argument", module='FORMAT = "%s"'),
+    Trick("a string local", 'text = "a"', "'a': a string in a kernel is a call's argument"),
+]
+
+# Forms that are Triton, taken since issue 26 (class 7 and 8): each must stay taken.
+TAKEN = [
+    Trick("identity against None", "if B0 is not None:\n    pid = pid + 0", ""),
+    Trick("a dtype compared with ==", "if x_ptr.dtype.element_ty == tl.float32:\n    pid = pid + 0", ""),
+    Trick("a debug print", 'print("pid", pid)', ""),
+    Trick("a message and an option", 'tl.static_assert(B0 > 0, "B0 is a block")\n'
+          'x = tl.load(x_ptr + pid, eviction_policy="evict_last")', ""),
+    Trick("a string constant as an option", "x = tl.load(x_ptr + pid, eviction_policy=POLICY)", "",
+          module='POLICY = "evict_last"'),
+    Trick("a string statement", "'the offsets are set'", ""),
+    Trick("tl.device_print", 'tl.device_print("pid", pid)', ""),
+    Trick("a local with a leading _", "_pid = pid\npid = _pid", ""),
+    Trick("a helper with a leading _", "pid = _same(pid)", "", module="@triton.jit\ndef _same(v):\n    return v\n"),
+    Trick("a constant with a leading _", "pid = pid * _ONE", "", module="_ONE = 1"),
+    Trick("a parameter of its own with a default, after the puzzle's", "pid = pid * ONE", "",
+          signature=("    B0: tl.constexpr,  # elements", "    B0: tl.constexpr, ONE: tl.constexpr = 1,  # elements")),
+    Trick("tl.math and libdevice", "pid = pid + 0 * tl.math.exp(0.0).to(tl.int32) + "
+          "0 * tl.extra.cuda.libdevice.exp(0.0).to(tl.int32)", ""),
 ]
 
 
@@ -136,6 +186,50 @@ def test_a_kernel_reaching_past_triton_is_refused_naming_it(trick):
     refusal = _refusal(trick.text())
     assert refusal.startswith("not graded: p01_add.py holds code a kernel may not run"), refusal
     assert trick.clue in refusal, refusal
+
+
+@pytest.mark.puzzle1
+@pytest.mark.parametrize("trick", TAKEN, ids=lambda t: t.what)
+def test_triton_a_kernel_may_write_is_taken(trick):
+    job, kernels = submission.kernel_job(PUZZLE, trick.text(), "p01_add.py")
+    assert kernels.started and job["text"].strip()
+
+
+@pytest.mark.puzzle1
+@pytest.mark.parametrize("decorator", ['@triton.jit(do_not_specialize=["N0"])',
+                                       '@triton.jit(do_not_specialize_on_alignment=["x_ptr"], noinline=False)',
+                                       "@triton.jit(debug=True)"])
+def test_triton_jit_with_arguments_is_taken(decorator):
+    """Legal Triton was refused as "defines no @triton.jit function" (issue 26, class 7)."""
+    text = lesson_text(PUZZLE).replace("@triton.jit\n", decorator + "\n")
+    job, kernels = submission.kernel_job(PUZZLE, text, "p01_add.py")
+    assert kernels.kernels == ("add_kernel",) and decorator in job["text"]
+
+
+@pytest.mark.puzzle1
+@pytest.mark.parametrize("decorator, clue", [
+    ("@triton.jit(repr=print)", "@triton.jit(repr=...): a kernel may take do_not_specialize="),
+    ('@triton.jit(do_not_specialize=[__import__("os")])', "@triton.jit(do_not_specialize=...)"),
+    ("@triton.jit(print)", "@triton.jit takes keyword arguments only"),
+    ("@triton.jit(**options)", "@triton.jit(**...)"),
+])
+def test_triton_jit_arguments_that_run_python_are_refused(decorator, clue):
+    """The decorator runs when the worker imports the kernels: only literal options may go in it."""
+    text = lesson_text(PUZZLE).replace("@triton.jit\n", decorator + "\n")
+    line = text.splitlines().index(decorator) + 1
+    assert f"p01_add.py:{line}: {clue}" in _refusal(text)
+
+
+@pytest.mark.puzzle1
+def test_an_extra_parameter_is_named():
+    """It failed every case with "'NoneType' object has no attribute 'dtype'" (issue 26, class 8)."""
+    n0 = "    N0,  # number of elements\n"
+    text = lesson_text(PUZZLE).replace(n0, n0 + "    stride,\n")
+    refusal = _refusal(text)
+    assert "the parameters of add_kernel differ from the puzzle's kernel's (stride is not the puzzle's): the " \
+        "puzzle's launcher passes (x_ptr, y_ptr, z_ptr, N0, B0)" in refusal, refusal
+    dropped = _refusal(lesson_text(PUZZLE).replace("    N0,  # number of elements\n", ""))
+    assert "(it lacks N0)" in dropped, dropped
 
 
 @pytest.mark.puzzle1
@@ -236,6 +330,12 @@ HOSTILE = {
     "10,000 nested brackets": (_nested("[", "]"), "SyntaxError: too many nested parentheses"),
     "100,000 additions": (b"x = 1" + b" + 1" * 100_000 + b"\n", "cannot be parsed as Python"),
     "deep but parseable": (_nested("-", depth=80), "nests expressions more than 60 deep"),
+    # issue 26, class 5: Python parses a long hexadecimal literal, then refuses to print it (ast.dump raised)
+    "a 5,000-digit integer": (b"import triton\nX = 0x" + b"f" * 5000 + b"\n", "p01_add.py:2: an integer literal of "
+                                                                          "20,000 bits"),
+    "a 5,000-digit decimal": (b"import triton\nX = " + b"7" * 5000 + b"\n", "SyntaxError: Exceeds the limit"),
+    "a megabyte of tl chains": (b"import triton.language as tl\n" + b"tl.a.b.c.d\n" * 90_000,
+                                "holds more than 50,000 pieces of code"),
     "no kernel": (b"import triton\nX = 1\n", "defines no @triton.jit function `add_kernel`, the kernel the puzzle's "
                                             "launcher launches (it defines no @triton.jit function)"),
 }
@@ -301,3 +401,94 @@ def test_a_kernel_that_is_wrong_only_on_the_gpu_is_refused(tmp_path):
         "    else:\n        tl.store(z_ptr + offsets, x + y, mask=mask)\n")
     case = failed_case(grade_text(PUZZLE, text, tmp_path))
     assert case.reason == "error" and "target_info answers is_cuda() with True" in case.message, case.message
+
+
+# -- issue 26, class 5: the judge survives any file --------------------------------------------------------------
+
+@pytest.mark.puzzle1
+def test_thousands_of_tl_chains_import_nothing(monkeypatch):
+    """2,000 distinct `tl.aN.b.c` chains in a branch never taken made the judge import every prefix of every chain
+    (24 kB took 66 s). Now a chain is followed with getattr, never imported: the file is read, and taken (a name
+    triton.language lacks is the compiler's to refuse, in a branch it never compiles)."""
+    import importlib
+
+    def no_import(name, *args):
+        raise AssertionError(f"the judge imported {name} to read a kernel")
+
+    chains = "".join(f"    tl.a{i}.b.c\n" for i in range(2_000))
+    text = Trick("chains", "if B0 < 0:\n" + chains, "").text()
+    assert len(text) > 24_000
+    submission.kernel_job(PUZZLE, lesson_text(PUZZLE), "p01_add.py")  # triton itself is imported once, as ever
+    monkeypatch.setattr(importlib, "import_module", no_import)
+    job, kernels = submission.kernel_job(PUZZLE, text, "p01_add.py")
+    assert kernels.started and "tl.a1999.b.c" in job["text"]
+
+
+@pytest.mark.puzzle1
+def test_whatever_breaks_the_reading_of_a_file_is_a_verdict_on_it(monkeypatch, tmp_path):
+    """No file makes the judge raise: trouble reading one (here a RecursionError planted in the reading) fails that
+    puzzle with the reason, as a refusal does."""
+    from grader.judge import runner
+
+    def breaks(puzzle, text, name):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    path = tmp_path / "p01_add.py"
+    path.write_text(lesson_text(PUZZLE))
+    monkeypatch.setattr(submission, "kernel_job", breaks)
+    job, (case,), notes = runner.read_submission(PUZZLE, "puzzles", str(path))
+    assert job is None and not case.passed and case.reason == "error", case
+    assert case.message.startswith("not graded: the grader could not read p01_add.py (RecursionError: maximum "
+                                   "recursion depth exceeded); no kernel of it ran"), case.message
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+def test_a_file_that_crashed_the_judge_gets_a_line_strict_json_and_a_gradescope_part(tmp_path):
+    """The 5,000-digit literal ended the judge in a traceback: no --json, no --gradescope file."""
+    path = tmp_path / "p01_add.py"
+    shutil.copy(KERNELS / "cheating" / "p01_huge_integer.py", path)
+    part = tmp_path / "part.json"
+    run = run_cli("1", "--file", str(path), "--json", "--gradescope", str(part), timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    (result,) = json.loads(run.stdout)["results"]
+    assert result["status"] == "failed" and "an integer literal of 20,000 bits" in result["cases"][0]["message"]
+    (test,) = json.loads(part.read_text())["tests"]
+    assert test["score"] == 0 and "an integer literal of 20,000 bits" in test["output"], test
+    shown = run_cli("1", "--file", str(path), timeout=300)
+    assert "✗" in shown.stdout and "p01_add.py:16: an integer literal of 20,000 bits" in shown.stdout, shown.stdout
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+def test_a_kernels_print_stays_out_of_the_report(tmp_path):
+    """`print` in a kernel is legal Triton (a device print when compiled): the kernel is graded, its lines go to
+    stderr, quoted, and --json stays strict (issue 26, class 7)."""
+    run = run_cli("1", "--file", str(KERNELS / "right" / "p01_jit_options_and_print.py"), "--json", timeout=300)
+    (result,) = json.loads(run.stdout)["results"]
+    assert result["status"] == "passed", result
+    assert "  | first block of z [" in run.stderr, run.stderr[-2000:]
+
+
+# The issue's known-cheating and known-wrong kernels that the judge refuses (tests/expected_verdicts.py): each is
+# refused for its reason, with its clue in the default report, before anything of it runs.
+REFUSED_BY_THE_JUDGE = ["cheating/p01_load_is_core_load.py", "cheating/p01_load_equals_core_load.py",
+                        "cheating/p01_block_is_a_small_int.py", "cheating/p01_dtype_identity.py",
+                        "cheating/p01_through_tl_core.py", "cheating/p01_partial_and_double_star.py",
+                        "cheating/p01_huge_integer.py", "wrong/p01_extra_stride.py",
+                        "cheating/p01_describes_a_block.py"]
+
+
+@pytest.mark.puzzle1
+@pytest.mark.parametrize("path", REFUSED_BY_THE_JUDGE)
+def test_issue_26s_kernels_are_refused_for_their_reason(path):
+    from expected_verdicts import EXPECTED
+
+    from grader.show import report
+
+    reason, clue = EXPECTED[path]
+    result = grade_file(PUZZLE, KERNELS / path)
+    (case,) = result.cases
+    assert case.reason == reason, case
+    shown = report.format_result(result, "rerun", "replay")
+    assert clue in shown, shown

@@ -369,6 +369,10 @@ def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tup
         job, kernels = submission.kernel_job(puzzle, text, path.name)
     except submission.Refused as exc:
         return None, [CaseResult("import", False, "error", str(exc))], []
+    except Exception as exc:  # noqa: BLE001 - whatever a file does to the reading, it is a verdict on that file
+        return None, [CaseResult("import", False, "error", f"not graded: the grader could not read {path.name} "
+                                 f"({type(exc).__name__}: {clean_text(one_line(str(exc)), 200)}); no kernel of it ran. "
+                                 "A file that Python and Triton read plainly is read plainly here: simplify it")], []
     if not kernels.started:
         return None, [result_for(puzzle.cases[0], "not_started", submission.NOT_STARTED)], list(kernels.notes)
     return job, [], list(kernels.notes)

@@ -9,8 +9,17 @@ compiles them, the kernels are held to an allowlist, because Triton evaluates co
 compile time, and the interpreter runs a kernel as Python:
 
 - names: the kernel's parameters and locals, the triton imports (tl, triton, libdevice), other @triton.jit
-  functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``);
-- no name (but a local ``_``), attribute or keyword starting with ``_``, no attribute assignment;
+  functions, literal constants (the file's and the puzzle's), and the builtins Triton accepts (``KERNEL_BUILTINS``,
+  ``print`` among them: a device print when compiled);
+- no name starting with ``__`` (``_online_update`` is a name like any other), no attribute or keyword starting with
+  ``_``, no attribute assignment, no ``**`` arguments;
+- the kernel graded in the interpreter is the kernel the GPU compiles, whatever expression chooses a constexpr
+  branch: the interpreter runs a stand-in for each of tl's functions (tl.load is patched, tl.core.load is not), so
+  a name reached through a triton import takes a path through tl, tl.math and libdevice only (``KERNEL_MODULES``;
+  never tl.core), and past the object it names only to a dtype's attributes (never ``tl.load.keywords``); tl's
+  functions and modules are called, never used as values (``tl.load == f``); identity is tested against None only
+  (``B0 is 1024`` differs too: an int in the interpreter, a constexpr when compiled); a string is a call's argument
+  and nothing else (``"%s" % x`` is the block's numbers in the interpreter and its type when compiled);
 - no local named like a builtin Triton's code generator falls back to (``getattr``, ``print``, ...: it reads the
   builtin until the local is assigned, ``_TRITON_BUILTINS``), and annotations read module-level names only (Python
   evaluates them when the module is imported);
@@ -25,7 +34,14 @@ compile time, and the interpreter runs a kernel as Python:
   the interpreter, so a kernel could be one thing there and another here).
 
 A constant or an import kept must have its lines to itself: ``EPS = 1e-6; import os`` would carry the second
-statement into the module the worker imports.
+statement into the module the worker imports. A kernel takes the puzzle's kernel's parameters, in order (then its
+own, with defaults, and a persistent kernel's NUM_PROGRAMS); @triton.jit may take literal options
+(``JIT_OPTIONS``: ``do_not_specialize=[...]``), and no other decorator is kept.
+
+The judge's own work on a file is bounded: at most ``MAX_BYTES``, ``MAX_DEPTH`` and ``MAX_NODES`` of parsed tree
+(every later check is about one step per node, and a chain of names is followed with getattr, cached, never
+imported), integers of at most ``MAX_INTEGER_BITS`` (Python cannot print one of 4,300 digits). Whatever else goes
+wrong while reading a file is a verdict on it (``grader.judge.runner.read_submission``).
 
 The worker then compiles the kernels for the GPU (``grader.worker.gpu_compile``) before the interpreter runs
 them, and runs them under the puzzle's own launcher (``given``): the lesson's block sizes, grid and launches are
@@ -95,7 +111,7 @@ def vet_submission(file: str) -> str | None:
     path = Path(file)
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the import reports it, with the learner's line
     found = _refusals(tree)
     if not found:
@@ -109,8 +125,15 @@ def vet_submission(file: str) -> str | None:
 
 MAX_BYTES = 1 << 20  # a puzzle file is a few kB; a larger one is refused before it is parsed
 MAX_DEPTH = 60  # nesting of the parsed tree: far above any kernel, and below what would exhaust the parser's stack
+# Nodes of the parsed tree: the largest solution or test kernel file holds about 3,100. Every check after parsing
+# costs about one step per node, so this bounds the judge's own work on any file (a megabyte of `tl.a.b.c` chains
+# is refused here, in a second).
+MAX_NODES = 50_000
+# An integer literal's size: Python refuses to print an integer of more than 4,300 digits (ast.dump and ast.unparse
+# raise), and no kernel's number needs more than 64 bits.
+MAX_INTEGER_BITS = 128
 # The builtins Triton's code generator accepts in a kernel (it evaluates them at compile time or lowers them).
-KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float"})
+KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float", "print"})  # print: tl.device_print
 # Builtins Triton's code generator finds for a name that is neither a local yet nor a global
 # (CodeGenerator.builtin_namespace): a kernel may not name a local after those it may not call, or
 # `f = getattr(...)` before `getattr = 0` is read as the builtin when compiled.
@@ -156,6 +179,7 @@ class Kernels:
     kernels: tuple[str, ...]  # the puzzle's kernels, as the submission defines them
     notes: tuple[str, ...]
     started: bool  # False when every kernel is still the stub's (nothing to run)
+    constants: tuple[str, ...] = ()  # its literal constants' names
 
 
 def _depth(node: ast.AST, limit: int) -> int:
@@ -199,6 +223,14 @@ def parse(text: bytes | str, name: str) -> ast.Module:
         raise Refused(f"{name} cannot be parsed as Python: {type(exc).__name__}") from None
     if _depth(tree, MAX_DEPTH) > MAX_DEPTH:
         raise Refused(f"{name} nests expressions more than {MAX_DEPTH} deep; no kernel needs that")
+    for count, node in enumerate(ast.walk(tree)):
+        if count >= MAX_NODES:
+            raise Refused(f"{name} holds more than {MAX_NODES:,} pieces of code (names, numbers, operators); a puzzle "
+                          "file holds a few thousand")
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and \
+                node.value.bit_length() > MAX_INTEGER_BITS:
+            raise Refused(f"{name}:{node.lineno}: an integer literal of {node.value.bit_length():,} bits; a kernel's "
+                          f"numbers fit in 64 (the limit is {MAX_INTEGER_BITS})")
     return tree
 
 
@@ -269,7 +301,30 @@ def _triton_import(node: ast.AST) -> dict | None:
 
 
 def _is_jit(decorator: ast.AST, aliases: dict) -> bool:
-    return _resolve_alias(_dotted(decorator), aliases) == "triton.jit"
+    """@triton.jit, or @triton.jit(...) with arguments (``_jit_options_problem`` says which it may take)."""
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return _resolve_alias(_dotted(called), aliases) == "triton.jit"
+
+
+# The arguments of @triton.jit(...) a kernel may take: they change how Triton specialises or inlines the kernel, or
+# add its debug checks, never what it computes. Each takes a literal, or a list of parameter names.
+JIT_OPTIONS = ("do_not_specialize", "do_not_specialize_on_alignment", "noinline", "debug")
+
+
+def _jit_options_problem(decorator: ast.AST) -> str | None:
+    """Why a @triton.jit(...) decorator's arguments are refused, or None."""
+    if not isinstance(decorator, ast.Call):
+        return None
+    if decorator.args:
+        return "@triton.jit takes keyword arguments only"
+    for keyword in decorator.keywords:
+        value = keyword.value
+        literal = _is_literal(value) or isinstance(value, ast.List) and all(_is_literal(e) for e in value.elts)
+        if keyword.arg not in JIT_OPTIONS or not literal:
+            shown = f"{keyword.arg}=" if keyword.arg else "**"
+            return (f"@triton.jit({shown}...): a kernel may take {', '.join(o + '=' for o in JIT_OPTIONS)} with "
+                    "literal values (`do_not_specialize=[\"N0\"]`)")
+    return None
 
 
 def read_parts(tree: ast.Module, text: str) -> Parts:
@@ -322,6 +377,9 @@ def _refuse_decorators(parts: Parts, name: str, aliases: dict, tree: ast.Module)
             if node.name in parts.jit and not _is_jit(decorator, aliases):
                 raise Refused(f"{name}:{decorator.lineno}: @{ast.unparse(decorator)[:60]} on the kernel "
                               f"{node.name}: a kernel takes @triton.jit alone")
+            problem = _jit_options_problem(decorator) if node.name in parts.jit else None
+            if problem:
+                raise Refused(f"{name}:{decorator.lineno}: {problem}")
 
 
 def _value_attributes() -> frozenset:
@@ -338,24 +396,56 @@ def _value_attributes() -> frozenset:
     return frozenset(names - _FORBIDDEN_VALUE_ATTRIBUTES)
 
 
+@functools.lru_cache(maxsize=4096)
 def _module_object(dotted: str):
-    """The object a dotted name under triton names (import it), or None if there is none."""
-    import importlib
+    """The object a dotted name under triton names, or None if there is none. Found with getattr from triton as the
+    judge imported it, never by importing: a chain of names costs its length, and one seen before costs nothing
+    (thousands of `tl.a.b.c` chains once made the judge import every prefix of each)."""
+    import triton
+    import triton.language  # noqa: F401 - what a kernel reaches
 
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
+    head, *rest = dotted.split(".")
+    value = triton if head == "triton" else None
+    for attr in rest:
+        if value is None:
+            return None
         try:
-            value = importlib.import_module(".".join(parts[:cut]))
-        except Exception:  # noqa: BLE001 - a module that fails to import is one the kernel cannot use
+            value = getattr(value, attr, None)
+        except Exception:  # noqa: BLE001 - a property that raises
+            return None
+    return value
+
+
+# The modules of triton.language a kernel names things in: tl itself, tl.math and libdevice. Its other modules
+# (tl.core, tl.standard, tl.semantic, ...) are Triton's internals, and a second name for one of tl's functions is a
+# second object in the interpreter, which patches tl.load but not tl.core.load.
+KERNEL_MODULES = frozenset({"triton.language", "triton.language.math", "triton.language.extra",
+                            "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
+                            "triton.language.extra.libdevice"})
+
+
+def _path_problem(dotted: str, resolved: str, values: frozenset) -> str | None:
+    """Why a name reached through a triton import is refused, by the path it takes (`resolved`: the path from
+    triton, `dotted`: as written), or None: it must go through KERNEL_MODULES to one of their names, and past that
+    name only to an attribute of a dtype or constexpr."""
+    import triton.language as tl
+
+    names = resolved.split(".")
+    for cut in range(2, len(names) + 1):
+        prefix = ".".join(names[:cut])
+        value = _module_object(prefix)
+        if value is None:
+            return None  # a name this triton lacks fails in the compiler, with its advice (tl.advance on 3.9)
+        if inspect.ismodule(value):
+            if prefix not in KERNEL_MODULES:
+                return (f"{dotted}: {prefix} is Triton's internals; a kernel names things in tl, tl.math and "
+                        "libdevice only (tl.load, not tl.core.load)")
             continue
-        for attr in parts[cut:]:
-            try:
-                value = getattr(value, attr, None)
-            except Exception:  # noqa: BLE001 - a property that raises
-                return None
-            if value is None:
-                return None
-        return value
+        extra = names[cut:]
+        if extra and not (isinstance(value, (tl.dtype, tl.constexpr)) and all(a in values for a in extra)):
+            return (f"{dotted}: an attribute of {'.'.join(names[:cut])}; a kernel calls tl's functions and reads its "
+                    "dtypes, nothing inside them")
+        return None
     return None
 
 
@@ -404,10 +494,11 @@ def _outside_triton(value, name: str = "") -> str | None:
 
 
 def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
-                     elsewhere: dict) -> list[tuple[int, str]]:
+                     elsewhere: dict, strings: frozenset = frozenset()) -> list[tuple[int, str]]:
     """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
-    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message."""
-    problems = []
+    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message;
+    `strings`: the module constants that hold a string."""
+    problems = _string_problems(fn, strings)
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     stores = [n for root in fn.body for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     stored = {n.id for n in stores}
@@ -429,7 +520,20 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
             problems.append((default.lineno, f"the default {ast.unparse(default)[:40]}: a parameter's default "
                                              "is a literal"))
     walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    # Where a name of triton.language may stand other than called: the base of an attribute, an annotation
+    bases = {id(n.value) for n in walked if isinstance(n, ast.Attribute)}  # `tl.core` in `tl.core.load`
+    called = {id(n.func) for n in walked if isinstance(n, ast.Call)} | bases | outside | \
+        {id(part) for n in walked if isinstance(n, ast.AnnAssign) for part in ast.walk(n.annotation)}
     for node in walked:
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+            problems += _as_a_value(node, aliases, params | stored)
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            for at, op in enumerate(node.ops):
+                if isinstance(op, (ast.Is, ast.IsNot)) and not any(
+                        isinstance(v, ast.Constant) and v.value is None for v in sides[at:at + 2]):
+                    problems.append((node.lineno, f"`{ast.unparse(node)[:60]}`: a kernel tests identity against None "
+                                                  "only (`x is None`); use == to compare values"))
         if isinstance(node, ast.FunctionDef):
             problems.append((node.lineno, "a function defined inside a kernel: make it a @triton.jit function"))
         elif not isinstance(node, _KERNEL_NODES):
@@ -437,8 +541,8 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                              "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
                              "try, with, global or class)"))
         elif isinstance(node, ast.Name):
-            if node.id.startswith("_") and node.id != "_":  # `for _ in tl.range(...)`: a local like any other
-                problems.append((node.lineno, f"the name {node.id}: names starting with _ are not allowed"))
+            if node.id.startswith("__"):  # `_online_update` and `for _ in ...` are names like any other
+                problems.append((node.lineno, f"the name {node.id}: names starting with __ are not allowed"))
             elif isinstance(node.ctx, ast.Load) and node.id not in (module_level if id(node) in outside
                                                                       else allowed):
                 problems.append((node.lineno, f"the name {node.id}: " + elsewhere.get(
@@ -446,9 +550,10 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                     "a kernel reads its parameters, its locals, tl, other @triton.jit functions and literal "
                     "constants only")))
             elif isinstance(node.ctx, ast.Load) and node.id in aliases and node.id not in stored | params:
-                why = _outside_triton(_module_object(aliases[node.id]), aliases[node.id].rsplit(".", 1)[-1])
+                why = _outside_triton(_module_object(aliases[node.id]), aliases[node.id].rsplit(".", 1)[-1]) or \
+                    _path_problem(node.id, aliases[node.id], values)
                 if why:
-                    problems.append((node.lineno, f"{node.id}: {why}"))
+                    problems.append((node.lineno, why if why.startswith(f"{node.id}: ") else f"{node.id}: {why}"))
         elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_"):
                 problems.append((node.lineno, f".{node.attr}: attributes starting with _ are not allowed"))
@@ -456,15 +561,60 @@ def _kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: fro
                 problems.append((node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with "
                                               "tl.store, never attributes"))
             else:
-                problems += _attribute_problems(node, aliases, values)
+                problems += _attribute_problems(node, aliases, values, id(node) not in bases)
         elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
+        elif isinstance(node, ast.keyword) and node.arg is None:
+            problems.append((node.value.lineno, f"**{ast.unparse(node.value)[:40]}: pass each keyword by its name"))
     return problems
 
 
-def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -> list[tuple[int, str]]:
-    """An attribute read: through a triton module, the object it names must belong to triton.language; on a value
-    (a block, a dtype), the attribute must be one of triton.language's types."""
+def _string_problems(fn: ast.FunctionDef, strings: frozenset) -> list[tuple[int, str]]:
+    """A string in a kernel is a whole argument of a call (a message, `float("-inf")`, an option such as
+    eviction_policy=) or a statement of its own (a docstring), never an operand: `"%s" % x` is the interpreter's
+    numbers and the compiler's description of a block, a constexpr that differs between the two. The same holds for
+    a module constant that holds a string (`strings`)."""
+    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    allowed = set()
+    for node in walked:  # not the decorator: @triton.jit's options are checked apart (_jit_options_problem)
+        if isinstance(node, ast.Call):
+            allowed.update(id(a) for a in node.args)
+        elif isinstance(node, ast.keyword):
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Expr):
+            allowed.add(id(node.value))
+    found = []
+    for node in walked:
+        text = isinstance(node, ast.Constant) and isinstance(node.value, str) or \
+            isinstance(node, ast.Name) and node.id in strings and isinstance(node.ctx, ast.Load)
+        if text and id(node) not in allowed:
+            found.append((node.lineno, f"{ast.unparse(node)[:40]}: a string in a kernel is a call's argument (a "
+                                       "message, an option) and nothing else; a kernel computes no strings"))
+    return found
+
+
+def _as_a_value(node: ast.AST, aliases: dict, local: set) -> list[tuple[int, str]]:
+    """A function or module of triton.language used other than called (compared, passed, stored): refused, since
+    the interpreter runs its own stand-in for each of tl's functions, so a test on the function itself (`==`, `is`,
+    a name for it) is one thing there and another on the GPU. Dtypes and constexprs are values like any other."""
+    dotted = _dotted(node)
+    if dotted is None or dotted.split(".")[0] in local:
+        return []
+    if dotted in KERNEL_BUILTINS:  # `print` is tl.device_print when compiled and Python's print in the interpreter
+        return [(node.lineno, f"{dotted} used as a value: a kernel calls the builtins it may use")]
+    resolved = _resolve_alias(dotted, aliases)
+    value = _module_object(resolved) if resolved else None
+    if value is None or not (callable(value) or inspect.ismodule(value)):
+        return []
+    return [(node.lineno, f"{dotted} used as a value: a kernel calls tl's functions (the interpreter runs a "
+                          "stand-in for each, so a test on the function itself differs from the GPU's)")]
+
+
+def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset,
+                        outermost: bool = True) -> list[tuple[int, str]]:
+    """An attribute read: through a triton module, the object it names must belong to triton.language, by a path
+    through tl's own modules (checked at the chain's outermost attribute); on a value (a block, a dtype), the
+    attribute must be one of triton.language's types."""
     dotted = _dotted(node)
     resolved = _resolve_alias(dotted, aliases)
     if resolved is not None:
@@ -474,7 +624,8 @@ def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset) -
             return [(node.lineno, f"{dotted}: {why}")]
         if value is not None and not _inside_triton_language(value):
             return [(node.lineno, f"{dotted}: a kernel reaches triton.language only")]
-        return []  # a name triton.language lacks fails in the compiler
+        why = _path_problem(dotted, resolved, values) if outermost else None
+        return [(node.lineno, why)] if why else []
     base = node.value
     while isinstance(base, ast.Attribute):
         base = base.value
@@ -535,6 +686,8 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
         raise Refused(f"{name} defines no @triton.jit function `{missing[0]}`, the kernel the puzzle's launcher "
                       f"launches{found}. Keep the puzzle's kernel names and parameters; write your code in their "
                       "bodies")
+    for kernel in puzzle_given.kernels:
+        _refuse_other_parameters(parts.jit[kernel], puzzle_given.parts.jit[kernel], name)
     started = any(_stripped(parts.jit[k]) != _stripped(puzzle_given.parts.jit[k]) for k in puzzle_given.kernels)
     notes = _notes(tree, parts, puzzle_given.parts, name, launcher)
     if not started:  # nothing will run: no allowlist to hold it to
@@ -548,9 +701,11 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
     computed = _assigned(tree) - set(parts.constants)
     elsewhere.update({value: "a module-level value that is not a literal: a kernel reads literal constants only "
                              "(NAME = 64, or NAME: tl.constexpr = 64)" for value in computed})
+    strings = frozenset(name for found in (puzzle_given.parts, parts) for name, node in found.constants.items()
+                        if any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node.value)))
     problems = []
     for fn in parts.jit.values():
-        problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere)
+        problems += _kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere, strings)
         problems += [(number, "a line inside a kernel that starts with `def ` (in a string too): Triton's "
                               "interpreter starts a kernel at its last such line, so it would run other code than "
                               "the kernel checked")
@@ -565,8 +720,8 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
         problems += [(d.lineno, f"the decorator of {fn.name} on more than one line: write `@triton.jit` on one")
                      for d in fn.decorator_list if d.end_lineno != d.lineno]
     for constant in parts.constants:
-        if constant.startswith("_"):
-            problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with _ "
+        if constant.startswith("__"):
+            problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with __ "
                                                                 "are not allowed"))
     for shadow in sorted((set(parts.constants) | set(parts.jit)) & (set(aliases) | set(given_aliases))):
         node = parts.constants.get(shadow) or parts.jit[shadow]
@@ -589,7 +744,40 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
             raise Refused(f"{name}:{shared[0]}: this line holds a constant or a triton import and other code; "
                           "put each statement on a line of its own")
     lines = [line if number in keep else "" for number, line in enumerate(parts.lines, 1)]
-    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True)
+    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True,
+                   tuple(sorted(parts.constants)))
+
+
+PERSISTENT = "NUM_PROGRAMS"  # a persistent kernel's last parameter (grader.worker.compose)
+
+
+def _parameters(fn: ast.FunctionDef) -> list[str]:
+    args = fn.args
+    return [a.arg for a in args.posonlyargs + args.args] + ([f"*{args.vararg.arg}"] if args.vararg else []) + \
+        [a.arg for a in args.kwonlyargs] + ([f"**{args.kwarg.arg}"] if args.kwarg else [])
+
+
+def _refuse_other_parameters(theirs: ast.FunctionDef, ours: ast.FunctionDef, name: str) -> None:
+    """Refused, naming the parameters that differ, unless a kernel takes the puzzle's kernel's parameters first, in
+    their order: the puzzle's launcher passes those. After them, a parameter with a default (the launcher passes
+    none, so it keeps it) and a persistent kernel's NUM_PROGRAMS, last."""
+    wanted, found = _parameters(ours), _parameters(theirs)
+    args = theirs.args
+    defaults = {a.arg for a in (args.posonlyargs + args.args)[len(args.posonlyargs + args.args) - len(args.defaults):]}
+    defaults |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    if found[-1:] == [PERSISTENT] and PERSISTENT not in wanted:
+        found = found[:-1]
+    if found[:len(wanted)] == wanted and all(p in defaults for p in found[len(wanted):]):
+        return
+    extra = [p for p in found if p not in wanted and p not in defaults]
+    lacking = [p for p in wanted if p not in found]
+    said = [f"{', '.join(extra)} {'is' if len(extra) == 1 else 'are'} not the puzzle's"] if extra else []
+    said += [f"it lacks {', '.join(lacking)}"] if lacking else []
+    said += ["the order differs"] if not said else []
+    raise Refused(f"{name}:{theirs.lineno}: the parameters of {theirs.name} differ from the puzzle's kernel's "
+                  f"({'; '.join(said)}): the puzzle's launcher passes ({', '.join(wanted)}) and nothing else. Keep "
+                  "the puzzle's parameters, in order; one of your own goes after them, with a default "
+                  f"(`SCALE: tl.constexpr = 2`; a persistent kernel adds {PERSISTENT}: tl.constexpr last)")
 
 
 def _notes(tree: ast.Module, parts: Parts, puzzle_parts: Parts, name: str, launcher: str) -> list[str]:
@@ -664,5 +852,6 @@ def kernel_job(puzzle, text: bytes | str, name: str) -> tuple[dict, Kernels]:
     shared = sorted(set(parts.constants) | set(parts.imports) |
                     {n for n in parts.jit if n not in puzzle_code.kernels})
     job = {"name": name, "text": kernels.text, "given": puzzle_code.text, "module": puzzle.module,
-           "kernels": list(puzzle_code.kernels), "shared": shared}
+           "kernels": list(puzzle_code.kernels), "shared": shared,
+           "constants": sorted(set(kernels.constants) | set(parts.constants))}
     return job, kernels

@@ -11,6 +11,12 @@ Triton reads the kernels' source and messages quote the learner's lines, and imp
 
 The learner's kernels then take their place in the puzzle's module, where the launcher finds them.
 
+A submission's literal constants (``ROWS = 64``, ``ROWS: tl.constexpr = 64``) are plain numbers once imported, and
+Triton's compiler reads a global only when it is a ``tl.constexpr``: where Triton compiles the kernels (natively),
+``build`` wraps each (``"constants"`` in the job), and the GPU compile check does the same for the interpreter's
+kernels (``LITERAL_CONSTANTS``). The interpreter keeps them plain: it runs `ROWS * x` as Python, where a constexpr on
+the left of a block fails.
+
 A kernel may declare a persistent variant: a last parameter ``NUM_PROGRAMS: tl.constexpr`` (the launcher does not
 pass it). The launcher's grid is then run on min(NUM_PROGRAMS, the grid's programs) programs along axis 0, with
 NUM_PROGRAMS the GPU's multiprocessor count (``INTERPRETER_PROGRAMS`` in the interpreter, so that the cases make
@@ -26,9 +32,12 @@ import os
 import sys
 from collections.abc import Callable
 
+from grader import env
+
 PERSISTENT = "NUM_PROGRAMS"
 GIVEN_FOLDERS: set[str] = set()  # where build() put puzzles' code: a frame there is the puzzle's, not the learner's
 INTERPRETER_PROGRAMS = 4  # multiprocessors a persistent kernel gets in the interpreter
+LITERAL_CONSTANTS: dict[str, frozenset] = {}  # kernels' module -> its literal constants (module docstring)
 
 
 class Persistent:
@@ -67,10 +76,21 @@ def _import(path: str, name: str, namespace: dict | None = None):
     return module
 
 
+def _as_constexpr(module, names) -> None:
+    """Wrap the module's literal numbers among `names` as tl.constexpr, which the GPU compiler reads."""
+    import triton.language as tl
+
+    for name in names:
+        value = module.__dict__.get(name)
+        if isinstance(value, (bool, int, float)):
+            setattr(module, name, tl.constexpr(value))
+
+
 def build(job: dict, folder: str, device: str):
     """The puzzle's module with the submission's kernels in it (module docstring). `job` holds "name" (the
     submission's file name), "text" (its kernels), "given" (the puzzle's code), "module" (the puzzle's module
-    name), "kernels" (the learner's kernels' names) and "shared" (the puzzle's names the kernels may read).
+    name), "kernels" (the learner's kernels' names), "shared" (the puzzle's names the kernels may read) and
+    "constants" (the submission's literal constants).
     Exceptions from the kernels' module (a kernel Triton refuses at definition) are the caller's to report."""
     os.makedirs(os.path.join(folder, "puzzle"), exist_ok=True)
     GIVEN_FOLDERS.add(os.path.join(os.path.abspath(folder), "puzzle") + os.sep)
@@ -82,6 +102,10 @@ def build(job: dict, folder: str, device: str):
     puzzle = _import(given_path, f"puzzle_{job['module']}")
     shared = {name: getattr(puzzle, name) for name in job["shared"] if hasattr(puzzle, name)}
     kernels = _import(kernels_path, f"kernels_{job['module']}", shared)
+    constants = frozenset(job.get("constants", ()))
+    LITERAL_CONSTANTS[kernels.__name__] = constants
+    if not env.interpreter_forced():  # Triton compiles them (natively, or tests/compile_for_gpu.py)
+        _as_constexpr(kernels, constants)
     for name in job["kernels"]:
         kernel = getattr(kernels, name)
         if PERSISTENT in getattr(kernel, "arg_names", ()):

@@ -510,4 +510,4 @@ def mode_notices(device: str) -> list[str]:
     """Notes for a puzzle's report once its cases ran: a hook the interpreter lacks, and what the launcher guard
     changed (which autotune config the interpreter ran)."""
     ok, why = instrument.status()
-    return ([why] if device == "cpu" and not ok else []) + launcher_guard.take_notices() + gpu_compile.take_notices()
+    return ([why] if device == "cpu" and not ok else []) + launcher_guard.take_notices()

@@ -36,10 +36,12 @@ both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
    line). ``budgets.Dots`` counts only the multiply-adds of those lines, so a `tl.dot` whose result is never used
    earns nothing.
 
-The check never fails a case for its own trouble: when triton lacks the compile API or the helper cannot start, it
-skips and ``take_notices`` says why. The compiler's verdict on the learner's kernel fails a case, and so does a
-kernel that reads a global no GPU kernel can use (a numpy module, a Python object), which would otherwise escape
-the check. Tested on triton 3.6 and 3.9.
+The check fails closed: a case passes only once its kernels compiled. When it cannot run (triton lacks the compile
+API, a request it cannot encode, a helper that dies, times out or cannot compile a one-line kernel), the case fails
+with reason "gpu_compile" and a message that says the check could not run, as the grader's trouble rather than the
+kernel's: a kernel it did not compile could be one thing in the interpreter and another on the GPU. The compiler's
+verdict on the learner's kernel fails a case, and so does a kernel that reads a global no GPU kernel can use (a
+numpy module, a Python object). Tested on triton 3.6 and 3.9.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ import tempfile
 import textwrap
 
 from grader import env, paths, protocol
-from grader.worker import instrument
+from grader.worker import compose, instrument
 
 ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
@@ -71,7 +73,7 @@ _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the help
 
 class Unsupported(Exception):
     """A kernel the check cannot hand to the compiler: one that reads a global no GPU kernel can use fails its case;
-    anything else (a torch dtype passed as an argument) is skipped, with a notice."""
+    anything else (a torch dtype passed as an argument) fails it as the check's own trouble (``could_not_run``)."""
 
 
 # -- what a kernel reads ------------------------------------------------------------------------------
@@ -135,8 +137,11 @@ def _collect(fn, functions: dict) -> str:
                                     "source": source, "globals": {}}
     scope = dict(fn.__globals__)
     scope.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
+    literal = compose.LITERAL_CONSTANTS.get(fn.__module__, frozenset())  # read as constexprs on a GPU (compose)
     for name in sorted(_read_names(ast.parse(source).body[0])):
-        if name in scope:
+        if name in literal and isinstance(scope.get(name), (bool, int, float)):
+            description["globals"][name] = ["constexpr", ["value", scope[name]]]
+        elif name in scope:
             description["globals"][name] = _encode(scope[name], functions)
     return key
 
@@ -420,7 +425,6 @@ class _Helper:
 
 _helper: _Helper | None = None
 _outcomes: dict[str, dict] = {}  # request (as JSON) -> the helper's reply
-_notices: list[str] = []
 
 
 def prestart() -> None:
@@ -430,7 +434,7 @@ def prestart() -> None:
         try:
             _helper = _Helper()
         except OSError:
-            pass  # the first compile tries again, and skips with a notice if it cannot
+            pass  # the first compile tries again, and the case fails (could_not_run) if it cannot
 
 
 def _compile(request: dict) -> dict:
@@ -450,7 +454,8 @@ def _compile(request: dict) -> dict:
             _helper.close()  # a helper that timed out or died is not asked again
             _helper = None
             raise
-        saved.store(_outcomes[key])
+        if "skip" not in _outcomes[key]:  # the check's trouble may pass; the compiler's verdict stays
+            saved.store(_outcomes[key])
     return _outcomes[key]
 
 
@@ -519,11 +524,11 @@ def _triton_version() -> str:
         return "?"
 
 
-def take_notices() -> list[str]:
-    """What the check skipped since the last call, once each."""
-    notes = list(dict.fromkeys(_notices))
-    _notices.clear()
-    return notes
+def could_not_run(why: str) -> str:
+    """The failing message of a case whose kernels the check could not compile (module docstring: fails closed)."""
+    return (f"the GPU compile check could not run, so this case does not pass: {why}. A kernel counts as solved only "
+            "once it compiles for the GPU; this is the grader's trouble, not a mistake found in your kernel: grade "
+            "again, and if it stays, report it with this message")
 
 
 def _check_launch(launch, archs) -> str | None:
@@ -534,8 +539,7 @@ def _check_launch(launch, archs) -> str | None:
             return (f"{launch.name} would not compile for a GPU: {why}. A kernel can read only triton.language "
                     "(tl), math, other @triton.jit functions and tl.constexpr globals; numpy, torch and Python "
                     "objects stay in the launcher.")
-        _notices.append(f"{launch.name} was not compiled for the GPU: {why}")
-        return None
+        return could_not_run(f"{launch.name} could not be handed to the compiler: {why}")
     problem = static_problems(requests[0]["functions"])
     if problem:
         return problem
@@ -543,8 +547,8 @@ def _check_launch(launch, archs) -> str | None:
     for request in requests:
         outcome = _compile(request)
         if "skip" in outcome:
-            _notices.append(outcome["skip"])
-        elif outcome.get("error"):
+            return could_not_run(outcome["skip"])
+        if outcome.get("error"):
             return _explain(outcome["error"], request["functions"], request["arch"], compiled)
         else:
             compiled.append(request["arch"])
@@ -561,8 +565,8 @@ def check(puzzle, launches) -> str | None:
             problem = _check_launch(launch, archs)
             if problem:
                 return problem
-    except Exception as exc:  # the check's own trouble never fails a learner's case
-        _notices.append(f"the GPU compile check was skipped: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # the check's own trouble: the case fails, as the grader's trouble (fails closed)
+        return could_not_run(f"{type(exc).__name__}: {str(exc)[:300]}")
     return None
 
 
@@ -758,7 +762,7 @@ class _Compiler:
         except Exception as exc:  # the compiler's verdict on the kernel
             diagnostics = os.pread(2, 1 << 16, start).decode(errors="replace")[-4000:]
             return {"error": _compile_error(exc, request["functions"], diagnostics)}
-        return {"skip": "the GPU compile check was skipped: triton ran past the stage where the check stops"}
+        return {"skip": "triton ran past the stage where the check stops"}
 
     def _trouble(self, arch: int) -> str | None:
         """Why nothing compiles for `arch` here (a one-line kernel fails), or None."""
@@ -796,7 +800,7 @@ def _serve() -> None:
         try:
             reply = compiler.compile(json.loads(line))
         except Exception as exc:  # rebuilding the request failed: the check's trouble, not the kernel's
-            reply = {"skip": f"the GPU compile check was skipped: {type(exc).__name__}: {exc}"}
+            reply = {"skip": f"the helper could not read the request: {type(exc).__name__}: {exc}"}
         replies.write(json.dumps(reply) + "\n")
     scratch.cleanup()
 
