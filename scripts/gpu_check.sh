@@ -26,7 +26,7 @@ source "$(dirname "$0")/gpu_common.sh"  # step, wants, machine_header; $summary
 machine_header name,driver_version,clocks.sm,clocks.mem > "$summary" 2>&1
 workers=""
 python3 -c "import xdist" 2> /dev/null && workers="-n $WORKERS"
-export GRADER_WORKERS=${GRADER_WORKERS:-1}  # for the tests, one worker of each kind per grading: they run side by side
+tests_env="env GRADER_WORKERS=${GRADER_WORKERS:-1}"  # the tests' gradings run side by side: one worker of each kind
 
 if wants grade; then
   step "native grading of every solution" "${GRADE_LIMIT:-120}" python3 -m grader --all --impl solutions \
@@ -37,20 +37,21 @@ fi
 
 if wants quick; then  # the solutions were graded above: their test is left out here
   # shellcheck disable=SC2086
-  step "pytest -m gpu_quick" "${QUICK_LIMIT:-150}" python3 -m pytest -m gpu_quick -q -rs -p no:cacheprovider \
+  step "pytest -m gpu_quick" "${QUICK_LIMIT:-150}" $tests_env python3 -m pytest -m gpu_quick -q -rs -p no:cacheprovider \
     -W ignore $workers -k "not test_every_solution_passes_natively" > "$OUT/pytest_quick.log" 2>&1
   echo "  $(tail -n 1 "$OUT/pytest_quick.log")" >> "$summary"
 fi
 
 if wants full; then
   # shellcheck disable=SC2086
-  step "pytest -m gpu" "${TESTS_LIMIT:-540}" python3 -m pytest -m gpu -q -rs -p no:cacheprovider -W ignore \
+  step "pytest -m gpu" "${TESTS_LIMIT:-540}" $tests_env python3 -m pytest -m gpu -q -rs -p no:cacheprovider -W ignore \
     $workers > "$OUT/pytest_gpu.log" 2>&1
   echo "  $(tail -n 1 "$OUT/pytest_gpu.log")" >> "$summary"
 fi
 
 if wants latency; then
-  step "latency" "${LATENCY_LIMIT:-400}" python3 scripts/latency.py --native --markdown "$OUT/latency.md" \
+  # shellcheck disable=SC2086
+  step "latency" "${LATENCY_LIMIT:-400}" python3 scripts/latency.py --native ${LATENCY_PUZZLES:-} --markdown "$OUT/latency.md" \
     > "$OUT/latency.log" 2>&1
 fi
 

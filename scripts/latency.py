@@ -105,6 +105,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--puzzles", type=int, nargs="*", help="these puzzles only (default: every one, and --all)")
     parser.add_argument("--native", action="store_true", help="grade on the GPU (default: the interpreter)")
+    parser.add_argument("--all", action="store_true", help="with --puzzles, time --all too")
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args(argv)
     numbers = args.puzzles or [p.number for p in registry.PUZZLES]
@@ -130,7 +131,7 @@ def main(argv=None) -> int:
             shutil.rmtree(cold, ignore_errors=True)
         rows.append((f"puzzle {number}, a learner's file", one if number == 1 else every,
                      *_timed([str(number), "--file", str(copy)], native)))
-    if not args.puzzles:
+    if not args.puzzles or args.all:
         rows.append(("--all, solutions", everything, *_timed(["--all", "--impl", "solutions"], native)))
     if 1 in numbers:
         seconds, status = _watch_regrade(copies / f"{registry.find(1).module}.py", native)
