@@ -195,3 +195,38 @@ def test_a_scratch_budget_counts_stores_into_tensors_that_are_not_outputs():
     problem = Scratch(("out",), "N - 1", lesson="Only Δ.").check(recorder, {}, {"N": 100})
     assert problem == ("over budget: 100 elements stored besides out (the tensor passed as dst_ptr, src_ptr "
                        "(100 stores)), the budget is N - 1 = 99. Only Δ.")
+
+
+# -- issue 26, class 10: a per-program budget holds between stores, so pairing programs cannot halve a pass --------
+
+def test_paired_programs_reading_the_keys_twice_before_one_store_are_over_budget():
+    """Even programs take their partner's query block too and read k twice, then store both blocks at once: 1x per
+    block stored, but two passes before one store. The spec's case has an even number of query blocks."""
+    result = grade_file(6, KERNELS / "cheating" / "p06_paired_query_blocks.py", first_failure=True)
+    case = _budget_failure(result, "read k 2.00x (400.0 elements) before one store into z")
+    assert case.name == "spec", report(result)
+    assert "two passes, one before each store" in case.message
+
+
+def test_a_persistent_program_reading_the_keys_once_before_each_block_passes():
+    """The honest form of three blocks in one program: one pass, one store, three times."""
+    result = grade_file(6, KERNELS / "right" / "p06_persistent.py")
+    assert result.status == "passed", report(result)
+
+
+def test_each_store_segment_holds_the_loads_since_the_previous_store_into_that_tensor():
+    @triton.jit
+    def two_blocks_kernel(x_ptr, z_ptr, B: tl.constexpr):
+        offsets = tl.arange(0, B)
+        first = tl.load(x_ptr + offsets)
+        second = tl.load(x_ptr + offsets)
+        tl.store(z_ptr + offsets, first + second)
+        tl.store(z_ptr + B + offsets, tl.load(x_ptr + offsets))
+
+    x, z = torch.ones(16), torch.empty(32)
+    with instrument.recording() as recorder:
+        recorder.watch("x", x)
+        two_blocks_kernel[(1,)](x, z, B=16)
+    (program, segments), = recorder.program_segments.items()
+    region = recorder.region_of(x)
+    assert [(s.new, s.loads.get(region)) for s in segments] == [(16, 32), (16, 16)]

@@ -19,6 +19,10 @@ What counts as a read of an input (one design, chosen over tracking where each v
   and a persistent program that loops over three query blocks may read the keys three times. Blocks are
   counted as ceil(elements it stored first / elements per block), so a block narrower than the case's
   still counts as one, and storing rows one at a time does not multiply the allowance.
+- A per-program budget also holds between stores: what a program reads since its previous store into the output
+  is at most `times` the input, whatever that store holds. Otherwise a program could take two query blocks, read
+  the keys twice, and store both (its partner program idle): 1x per block, though each block took two passes.
+  Pairing cannot halve what a pass costs; an honest program reads the keys once before each block it stores.
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ class Reads:
             if rate > self.times and (worst is None or rate > worst[0]):
                 worst = (rate, program[1], reads, blocks)
         if worst is None:
-            return None
+            return self._check_between_stores(recorder, region, size, counted, output)
         rate, program, reads, blocks = worst
         name, unit = self.block[0], self.block[1]
         if not blocks:
@@ -110,6 +114,29 @@ class Reads:
         return (f"over budget: {self.arg} read {rate:.2f}x per program, the budget is {self.times:g}x for each block "
                 f"of {name} ({unit} = {block} elements) a program stores; program {program} read {reads} elements "
                 f"of {self.arg}{_copy_note(recorder, region.floating)} for {blocks} block(s). {self.lesson}").rstrip()
+
+
+    def _check_between_stores(self, recorder, region, size, counted, output) -> str | None:
+        """Each program's reads of arg (and of non-inputs) between two of its stores into the output, against one
+        pass (instrument.Recorder.program_segments)."""
+        worst = None  # (rate, program, reads, the store's new elements)
+        for program, segments in recorder.program_segments.items():
+            for segment in segments:
+                if segment.region is not output:
+                    continue
+                reads = sum(segment.loads.get(r, 0) for r in counted)
+                rate = reads / size
+                if rate > self.times and (worst is None or rate > worst[0]):
+                    worst = (rate, program[1], reads, segment.new)
+        if worst is None:
+            return None
+        rate, program, reads, new = worst
+        name = self.block[0]
+        return (f"over budget: program {program} read {self.arg} {rate:.2f}x ({reads} elements"
+                f"{_copy_note(recorder, region.floating)}) before one store into {name} ({new} new elements), the "
+                f"budget is {self.times:g}x between two stores: a program reads {self.arg} once for the block it "
+                f"stores next, so two blocks take two passes, one before each store (not two passes, then both "
+                f"blocks). {self.lesson}").rstrip()
 
 
 @dataclass(frozen=True)

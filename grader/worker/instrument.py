@@ -181,6 +181,15 @@ class RegionMap:
 
 
 @dataclass
+class StoreSegment:
+    """One store of a program: into which tensor, how many of its elements no kernel had stored before, and what
+    the program loaded since its previous store into that tensor (per tensor, in elements of that tensor)."""
+    region: Region
+    new: int
+    loads: dict
+
+
+@dataclass
 class Traffic:
     """What the performance coach reads (grader.coach); cheap, so always counted."""
     load_lanes: int = 0  # lanes of every load, masked-off ones included
@@ -332,6 +341,10 @@ class Recorder:
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
         self.program_loads: dict[tuple, dict[Region, int]] = {}
         self.program_stores: dict[tuple, dict[Region, int]] = {}
+        # per (launch number, program): each of its stores, in order, with the loads it made since its previous store
+        # into the same tensor (see _note_store_segment)
+        self.program_segments: dict[tuple, list[StoreSegment]] = {}
+        self._loads_at_last_store: dict[tuple, dict[Region, dict[Region, float]]] = {}
         self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
@@ -559,7 +572,9 @@ class Recorder:
             region.store_bytes += moved
             _add(self.program_loads, program, region, moved / region.itemsize)
             touched = np.unique(elements)
-            _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[touched])))
+            new = int(np.count_nonzero(~region.written[touched]))
+            _add(self.program_stores, program, region, new)
+            self._note_store_segment(program, region, new)
             region.written[elements] = True
             if region.map is not None:
                 region.map.touch(kind, ordinal, elements)
@@ -579,10 +594,24 @@ class Recorder:
             self._check_read_race(region, distinct)
             return
         region.store_bytes += moved
-        _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[distinct])))
+        new = int(np.count_nonzero(~region.written[distinct]))
+        _add(self.program_stores, program, region, new)
+        self._note_store_segment(program, region, new)
         region.written[distinct] = True
         self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
                                else values[first])
+
+    # -- store segments: per-program budgets that pairing programs cannot game (issue 26, class 10) -----------------
+    def _note_store_segment(self, program: tuple, region: Region, new: int):
+        """Note a store (or atomic) into `region` (`new`: elements no kernel had stored before), with the loads
+        this program made since its previous store into `region`. A program that reads the keys twice and then
+        stores two query blocks, at once or one after the other, read them twice before its first store: pairing
+        programs cannot halve what a pass costs (budgets.Reads, per program)."""
+        loads = self.program_loads.get(program, {})
+        before = self._loads_at_last_store.setdefault(program, {}).get(region, {})
+        since = {r: amount - before.get(r, 0) for r, amount in loads.items() if amount - before.get(r, 0)}
+        self._loads_at_last_store[program][region] = dict(loads)
+        self.program_segments.setdefault(program, []).append(StoreSegment(region, new, since))
 
     def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
         """A store over another program's store in this launch races: each element is written by one program.

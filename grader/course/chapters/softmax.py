@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from grader.course import specs
-from grader.course.budgets import Reads
+from grader.course.budgets import Reads, Writes
 from grader.course.cases import Case, normal, odd_rows_negated, per_input, rows, uniform
 from grader.course.chapters.online_softmax_hints import (
     flipped_text,
@@ -238,7 +238,8 @@ FLASH_ATTENTION = Puzzle(
     hints=FLASH_ATTENTION_HINTS,
     budgets=(Reads("k", 1, per="program", block=("z", "B0"), lesson="Read each key once per program."),
              Reads("v", 1, per="program", block=("z", "B0"),
-                   lesson="Read each value once per program, in the same loop as the keys.")),
+                   lesson="Read each value once per program, in the same loop as the keys."),
+             Writes("z", 1, lesson="Store each query's z once, after the key loop.")),
     lesson_blocks=("B1",))
 
 PUZZLES = (SOFTMAX_THREE_LOOP, SOFTMAX_ONLINE, FLASH_ATTENTION)
