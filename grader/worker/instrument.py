@@ -288,11 +288,14 @@ class Race:
     via: str = ""  # an atomic that overwrites, for a write ("tl.atomic_cas outside a retry loop")
     same: bool = False  # a write of the very bytes the first program stored
     whole: bool = False  # the second program stored exactly the elements of the first's block, and nothing else
+    atomic: bool = False  # one side is an atomic (that adds), the other a plain store or load
 
     def message(self) -> str:
         name = self.region.element(self.element)
         passed = [p for p in self.region.params if p not in (self.region.label, f"{self.region.label}_ptr")]
         name += f" (passed as {', '.join(passed)})" if passed else ""
+        if self.atomic:
+            return self._atomic_message(name)
         if self.kind == "write" and self.whole:
             return (f"programs {self.first} and {self.second} stored the very same elements of {self.region.label} "
                     f"(from {name} on): every program works on the same block, so the rest is never written. Start "
@@ -316,6 +319,20 @@ class Race:
                     "GPU they run at the same time, so it may read the value from before that store")
         return (f"{what}: if programs add into shared elements, use tl.atomic_add; otherwise give each element to "
                 f"one program (check the offsets each program stores to)\n  at {self.where}: {self.code}")
+
+
+    def _atomic_message(self, name: str) -> str:
+        if self.kind == "write":
+            what = (f"programs {self.first} and {self.second} both wrote {name} in the same launch, one with a plain "
+                    "tl.store and the other with an atomic: on a GPU they run at the same time, so the store may land "
+                    "after some of the atomic updates and wipe them. Atomics are safe only among atomics: start the "
+                    "sums from zeros made before the launch (torch.zeros in the launcher, or an earlier kernel), "
+                    "not from a store in the launch that adds")
+        else:
+            what = (f"program {self.second} read {name} with a plain load, which program {self.first} updated with "
+                    "an atomic in the same launch: on a GPU they run at the same time, so the load may see a sum "
+                    "with only some of the updates. Read atomically built sums in a later launch")
+        return f"{what}\n  at {self.where}: {self.code}"
 
 
 MASK_FIX_ADVICE = (
@@ -349,6 +366,8 @@ class Recorder:
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
+        # this launch: per element, the first and the last program that updated it with an atomic (see _atomic_race)
+        self._atomic_by: dict[Region, np.ndarray] = {}
         # Set by the grader: the budget already exceeded, or None. Asked at each program's start and every
         # WATCH_EVERY accesses, so a kernel far over budget stops early instead of running into the time limit.
         self.watchdog = None
@@ -451,6 +470,7 @@ class Recorder:
         self._grid_launches += 1
         self._programs_of_launch = []
         self._stored_by = {}
+        self._atomic_by = {}
 
     def _start_program(self, program: tuple):
         self.program = program
@@ -580,6 +600,7 @@ class Recorder:
                 region.map.touch(kind, ordinal, elements)
             if racy:  # no race among atomics that add: the hardware orders them; these overwrite
                 self._check_write_race(region, touched, racy)
+            self._check_atomic_race(region, touched, "atomic")
             return
         lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
         moved = lanes.size * width
@@ -592,6 +613,7 @@ class Recorder:
             region.load_bytes += moved
             _add(self.program_loads, program, region, moved / region.itemsize)
             self._check_read_race(region, distinct)
+            self._check_atomic_race(region, distinct, "load")
             return
         region.store_bytes += moved
         new = int(np.count_nonzero(~region.written[distinct]))
@@ -600,6 +622,7 @@ class Recorder:
         region.written[distinct] = True
         self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
                                else values[first])
+        self._check_atomic_race(region, distinct, "store")
 
     # -- store segments: per-program budgets that pairing programs cannot game (issue 26, class 10) -----------------
     def _note_store_segment(self, program: tuple, region: Region, new: int):
@@ -633,6 +656,45 @@ class Recorder:
                 self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole)
         owners[elements] = me
 
+    # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
+    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str):
+        """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
+        the launch updates atomically (before or after it: the store may land between the updates and wipe them),
+        and a plain load of an element another program updated atomically (it may see any partial sum), unless it
+        is part of a compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load",
+        "store" or "atomic"."""
+        me = len(self._programs_of_launch) - 1
+        updated = self._atomic_by.get(region)
+        if kind == "atomic":
+            if updated is None:
+                updated = self._atomic_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            owners = self._stored_by.get(region)
+            if owners is not None and (self.race is None or self.race.kind == "read" or region.map is not None):
+                before = owners[elements]
+                clash = np.flatnonzero((before >= 0) & (before != me))
+                self._atomic_clash(region, elements, clash, before, "write")
+            fresh = updated[0, elements] < 0
+            updated[0, elements[fresh]] = me
+            updated[1, elements] = me
+            return
+        if updated is None or (self.race is not None and region.map is None and
+                               (kind == "load" or self.race.kind == "write")):
+            return
+        first, last = updated[0, elements], updated[1, elements]
+        other = np.where(first != me, first, last)
+        clash = np.flatnonzero((other >= 0) & (other != me))
+        if clash.size and kind == "load" and _in_while_loop():
+            return
+        self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
+
+    def _atomic_clash(self, region, elements, clash, other, kind):
+        if not clash.size:
+            return
+        if region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if self.race is None or (kind == "write" and self.race.kind == "read"):
+            self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), atomic=True)
+
     def _check_read_race(self, region: Region, elements: np.ndarray):
         owners = self._stored_by.get(region)
         if owners is None or (self.race is not None and region.map is None):
@@ -644,10 +706,10 @@ class Recorder:
         if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
-    def _race(self, kind, region, element, first, via="", same=False, whole=False):
+    def _race(self, kind, region, element, first, via="", same=False, whole=False, atomic=False):
         where, code = _kernel_line()
         self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
-                         same, whole)
+                         same, whole, atomic)
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
