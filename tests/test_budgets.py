@@ -230,3 +230,61 @@ def test_each_store_segment_holds_the_loads_since_the_previous_store_into_that_t
     (program, segments), = recorder.program_segments.items()
     region = recorder.region_of(x)
     assert [(s.new, s.loads.get(region)) for s in segments] == [(16, 32), (16, 16)]
+
+
+# -- issue 26, class 2: a tl.dot is live when perturbing its result moves what is stored --------------------------
+
+@triton.jit
+def _cancelling_dots_kernel(a_ptr, b_ptr, c_ptr, MODE: tl.constexpr):
+    """c = a @ b, 16 x 16: by tl.dot ("live", "softmax" of it), or on CUDA cores with tl.dot work beside it that
+    cancels, written in several ways."""
+    lanes = tl.arange(0, 16)
+    tile = lanes[:, None] * 16 + lanes[None, :]
+    a, b = tl.load(a_ptr + tile), tl.load(b_ptr + tile)
+    cuda = tl.sum(a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :], axis=1)
+    if MODE == "live":
+        c = tl.dot(a, b)
+    elif MODE == "softmax":
+        d = tl.dot(a, b)
+        weights = tl.exp(d - tl.max(d, axis=1)[:, None])
+        c = weights / tl.sum(weights, axis=1)[:, None]
+    elif MODE == "minus itself":
+        d = tl.dot(a, b)
+        c = cuda + (d - d)
+    elif MODE == "same line":
+        c = cuda + (tl.dot(a, b) - tl.dot(a, b))
+    elif MODE == "added, then taken away":
+        c = cuda + tl.dot(a, b)
+        c -= tl.dot(a, b)
+    elif MODE == "in a condition that never holds":
+        c = tl.where(tl.dot(a, b) > 1e30, 0.0, cuda)
+    else:  # "scaled by a zero computed at run time"
+        d = tl.dot(a, b)
+        c = cuda + d * (tl.max(cuda) - tl.max(cuda))
+    tl.store(c_ptr + tile, c)
+
+
+def _live_dots(mode: str, a=None) -> list[bool]:
+    a = torch.randn(16, 16).half() if a is None else a
+    b, c = torch.randn(16, 16).half(), torch.zeros(16, 16)
+    with instrument.recording() as recorder:
+        recorder.shadows = instrument.DotShadows()
+        _cancelling_dots_kernel[(1,)](a, b, c, MODE=mode)
+    assert recorder.dot_calls, "no tl.dot counted"
+    return [recorder.dot_is_live(index) for index in range(len(recorder.dot_calls))]
+
+
+@pytest.mark.parametrize("mode", ["minus itself", "same line", "added, then taken away",
+                                  "in a condition that never holds", "scaled by a zero computed at run time"])
+def test_a_dot_whose_result_cancels_is_dead_however_it_is_written(mode):
+    assert not any(_live_dots(mode)), mode
+
+
+@pytest.mark.parametrize("mode", ["live", "softmax"])
+def test_a_dot_whose_result_is_stored_is_live(mode):
+    assert all(_live_dots(mode)), mode
+
+
+def test_a_dot_of_zero_queries_is_live():
+    """q = 0 gives scores of 0 and equal weights: the perturbation is partly absolute, so it still moves them."""
+    assert all(_live_dots("softmax", a=torch.zeros(16, 16).half()))

@@ -267,7 +267,7 @@ class Dots:
         least = self.least(recorder, dims)
         kept = gpu_compile.dot_lines(recorder.launches)
         live = [(line, work) for index, (line, work, _, _) in enumerate(recorder.dot_calls)
-                if index in recorder.live_dots]
+                if recorder.dot_is_live(index)]
         dropped = {line for line, _ in live if kept is not None and line not in kept}
         work = sum(w for line, w in live if line not in dropped)
         if work >= least:
@@ -277,8 +277,9 @@ class Dots:
                    f"in {sum(1 for line, _ in live if line not in dropped)} calls).")
         dead = recorder.dead_dot_work()
         if dead:
-            message += (f" {dead} multiply-adds of tl.dot never reached a store: a product multiplied by zero, or "
-                        "overwritten before it is stored, is dead work and does not count.")
+            message += (f" {dead} multiply-adds of tl.dot never reached a store: a product multiplied by zero, "
+                        "overwritten before it is stored, or cancelled (d - d: what is stored does not move when the "
+                        "tl.dot's result is perturbed) is dead work and does not count.")
         if dropped:
             where = ", ".join(instrument.location(file, line) for file, line in sorted(dropped))
             removed = sum(w for line, w in live if line in dropped)
