@@ -17,10 +17,13 @@ What the wrappers do while a ``Recorder`` is active:
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
 - count the bytes each load or store moves per tensor, for its distinct lanes (a GPU coalesces
   duplicate lanes into one access), in all and per program, and mark which elements were stored; an
-  atomic lane reads and writes its bytes;
+  atomic lane reads and writes its bytes; per program, what it loaded between two of its stores into a tensor
+  (``StoreSegment``: per-program budgets that pairing programs cannot game);
 - record, per launch, which program stored each element: two programs storing one element (even the
   same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add,
-  max, ...) are exempt; an exchange, and a compare-and-swap outside a retry loop, overwrite and race;
+  max, ...) are exempt among themselves; an exchange, and a compare-and-swap outside a retry loop, overwrite and
+  race; a plain store of an element another program adds into atomically, and a plain load of an element another
+  program updated atomically (outside a compare-and-swap retry loop), race too (``_check_atomic_race``);
 - give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge
   recognises, ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as they are on a GPU,
   where the interpreter would quietly give 0;
@@ -29,7 +32,9 @@ What the wrappers do while a ``Recorder`` is active:
 - count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
   least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
   raw bits); every block carries the dots it was computed from, so that a dot whose result never reaches a
-  store (multiplied by a constant zero, overwritten) is known as dead work;
+  store (multiplied by a constant zero, overwritten) is known as dead work; where the tl.dot budget applies, each
+  dot's result is also perturbed in shadows carried beside the real values (``DotShadows``), and a dot whose
+  perturbation moves no store (d - d, however written) is dead work too;
 - where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case
   allows, whatever made it (a local constexpr, a ``@triton.jit`` helper).
 Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``).
@@ -410,17 +415,25 @@ class DotShadows:
         keys = {key for arg in args for key in self.of(arg)}
         if not keys or name in self.THROUGH_MEMORY:
             return
-        if name in self.OPAQUE:
-            self.moved |= keys
+        if name in self.OPAQUE or not hasattr(result, "data"):  # (create_split gives a tuple of blocks)
+            self._lost(keys)
             return
         from triton.runtime import interpreter
 
         shadows = {}
-        for key in keys:
-            swapped = [interpreter.TensorHandle(self.of(arg)[key], arg.dtype) if key in self.of(arg) else arg
-                       for arg in args]
-            shadows[key] = np.asarray(original(*swapped, **kwargs).data)
+        try:
+            for key in keys:
+                swapped = [interpreter.TensorHandle(self.of(arg)[key], arg.dtype) if key in self.of(arg) else arg
+                           for arg in args]
+                shadows[key] = np.asarray(original(*swapped, **kwargs).data)
+        except Exception:  # an op that will not run again on its shadows: the kernel's own run goes on
+            self._lost(keys)
+            return
         self._keep(result, shadows)
+
+    def _lost(self, keys):
+        """Shadows that cannot be followed further count as reaching memory (never a false "dead")."""
+        self.moved |= {key[0] for key in keys}
 
     def dot(self, original, line, result, operands, rest, kwargs, own: bool):
         """The shadows of a tl.dot's result: those its operands carry, and (`own`: it did counted work) its own
@@ -433,6 +446,17 @@ class DotShadows:
         keys = {key for handle in inputs for key in self.of(handle)}
         if own:
             keys |= {(base, sign) for base in (line, self.ALL) for sign in (1, -self.BACK)}
+        try:
+            shadows = self._dot_shadows(original, line, result, inputs, rest, kwargs, own, keys)
+        except Exception:  # see op
+            self._lost(keys)
+            return
+        self._keep(result, shadows)
+
+    def _dot_shadows(self, original, line, result, inputs, rest, kwargs, own, keys) -> dict:
+        from triton.runtime import interpreter
+
+        accumulator = inputs[2]
         shadows = {}
         for key in keys:
             swapped = [interpreter.TensorHandle(self.of(h)[key], h.dtype) if key in self.of(h) else h
@@ -449,7 +473,7 @@ class DotShadows:
                 nudge = key[1] * self._pattern(product.shape) * (self.NUDGE * np.abs(product) + self.NUDGE_ABS)
                 data = (data.astype(np.float64) + nudge).astype(data.dtype)
             shadows[key] = data
-        self._keep(result, shadows)
+        return shadows
 
     def reduce(self, apply, reducer, inputs, results, args, kwargs):
         """The shadows of a reduction's or scan's results (tl.sum, tl.max, ...): it again, on each shadow."""
@@ -462,13 +486,17 @@ class DotShadows:
             return
         results = results if isinstance(results, (tuple, list)) else (results,)
         shadows = [{} for _ in results]
-        for key in keys:
-            swapped = tuple(tl.core.tensor(interpreter.TensorHandle(self.of(h)[key], h.dtype), value.type)
-                            if key in self.of(h) else value for value, h in zip(inputs, handles))
-            again = apply(reducer, swapped if len(swapped) > 1 else swapped[0], *args, **kwargs)
-            again = again if isinstance(again, (tuple, list)) else (again,)
-            for found, value in zip(shadows, again):
-                found[key] = np.asarray(value.handle.data)
+        try:
+            for key in keys:
+                swapped = tuple(tl.core.tensor(interpreter.TensorHandle(self.of(h)[key], h.dtype), value.type)
+                                if key in self.of(h) else value for value, h in zip(inputs, handles))
+                again = apply(reducer, swapped if len(swapped) > 1 else swapped[0], *args, **kwargs)
+                again = again if isinstance(again, (tuple, list)) else (again,)
+                for found, value in zip(shadows, again):
+                    found[key] = np.asarray(value.handle.data)
+        except Exception:  # see op
+            self._lost(keys)
+            return
         for value, found in zip(results, shadows):
             self._keep(getattr(value, "handle", None), found)
 
