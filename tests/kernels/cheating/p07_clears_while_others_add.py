@@ -72,16 +72,13 @@ def normalize_kernel(
 
 
 def scatter_add(v_scaled: torch.Tensor, score: torch.Tensor, dst: torch.Tensor, num_nodes: int,
-                BLOCK_E: int = 32) -> torch.Tensor:
-    """Edge-parallel: atomics into zeroed sums, then a second launch normalises them in place. BLOCK_E=32 by
-    default: the fastest of 32, 64 and 128 on an H200 at batches of 64 to 4096 molecules (64 at batch 16)."""
+                BLOCK_E: int = 64) -> torch.Tensor:
     num_edges, heads, feats = v_scaled.shape
-    out = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)  # num, then out
+    out = torch.zeros((num_nodes, heads, feats), dtype=v_scaled.dtype, device=v_scaled.device)
     den = torch.zeros((num_nodes, heads), dtype=score.dtype, device=score.device)
     pads = dict(H_PAD=triton.next_power_of_2(heads), D_PAD=triton.next_power_of_2(feats))
     if num_edges:
         scatter_kernel[(triton.cdiv(num_edges, BLOCK_E),)](v_scaled, score, dst, out, den, num_edges, heads, feats,
                                                            BLOCK_E=BLOCK_E, **pads)
-    block_n = 16
-    normalize_kernel[(triton.cdiv(num_nodes, block_n),)](out, den, num_nodes, heads, feats, BLOCK_N=block_n, **pads)
+    normalize_kernel[(triton.cdiv(num_nodes, 16),)](out, den, num_nodes, heads, feats, BLOCK_N=16, **pads)
     return out
