@@ -335,6 +335,10 @@ class Race:
                     "after some of the atomic updates and wipe them. Atomics are safe only among atomics: start the "
                     "sums from zeros made before the launch (torch.zeros in the launcher, or an earlier kernel), "
                     "not from a store in the launch that adds")
+        elif self.via:
+            what = (f"program {self.first} read {name} with a plain load, and program {self.second} updated it with "
+                    "an atomic in the same launch: on a GPU they run at the same time, so the load may see the sum "
+                    "before or after that update. Read atomically built sums in a later launch")
         else:
             what = (f"program {self.second} read {name} with a plain load, which program {self.first} updated with "
                     "an atomic in the same launch: on a GPU they run at the same time, so the load may see a sum "
@@ -580,8 +584,10 @@ class Recorder:
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
-        # this launch: per element, the first and the last program that updated it with an atomic (see _atomic_race)
+        # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
+        # it with a plain load (see _check_atomic_race)
         self._atomic_by: dict[Region, np.ndarray] = {}
+        self._loaded_by: dict[Region, np.ndarray] = {}
         # Set by the grader: the budget already exceeded, or None. Asked at each program's start and every
         # WATCH_EVERY accesses, so a kernel far over budget stops early instead of running into the time limit.
         self.watchdog = None
@@ -688,6 +694,7 @@ class Recorder:
         self._programs_of_launch = []
         self._stored_by = {}
         self._atomic_by = {}
+        self._loaded_by = {}
 
     def _start_program(self, program: tuple):
         self.program = program
@@ -877,9 +884,11 @@ class Recorder:
     def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str):
         """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
         the launch updates atomically (before or after it: the store may land between the updates and wipe them),
-        and a plain load of an element another program updated atomically (it may see any partial sum), unless it
-        is part of a compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load",
-        "store" or "atomic"."""
+        and a plain load of an element another program updates atomically (before it: the load may see any partial
+        sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
+        compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
+        "atomic". Plain loads are noted only where they can meet an atomic: in tensors that are no input, and in
+        inputs an atomic has updated."""
         me = len(self._programs_of_launch) - 1
         updated = self._atomic_by.get(region)
         if kind == "atomic":
@@ -890,10 +899,19 @@ class Recorder:
                 before = owners[elements]
                 clash = np.flatnonzero((before >= 0) & (before != me))
                 self._atomic_clash(region, elements, clash, before, "write")
-            fresh = updated[0, elements] < 0
-            updated[0, elements[fresh]] = me
-            updated[1, elements] = me
+            loaded = self._loaded_by.get(region)
+            if loaded is not None and (self.race is None or region.map is not None):
+                other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])
+                clash = np.flatnonzero((other >= 0) & (other != me))
+                if clash.size and not _in_while_loop():
+                    self._atomic_clash(region, elements, clash, other, "read", via="a later atomic")
+            _note_first_and_last(updated, elements, me)
             return
+        if kind == "load" and (region.atomics or not region.given):
+            loaded = self._loaded_by.get(region)
+            if loaded is None:
+                loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            _note_first_and_last(loaded, elements, me)
         if updated is None or (self.race is not None and region.map is None and
                                (kind == "load" or self.race.kind == "write")):
             return
@@ -904,13 +922,13 @@ class Recorder:
             return
         self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
 
-    def _atomic_clash(self, region, elements, clash, other, kind):
+    def _atomic_clash(self, region, elements, clash, other, kind, via=""):
         if not clash.size:
             return
         if region.map is not None:
             region.map.raced[elements[clash]] = True
         if self.race is None or (kind == "write" and self.race.kind == "read"):
-            self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), atomic=True)
+            self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), via=via, atomic=True)
 
     def _check_read_race(self, region: Region, elements: np.ndarray):
         owners = self._stored_by.get(region)
@@ -1001,6 +1019,13 @@ class Recorder:
     def dead_dot_work(self) -> int:
         """Multiply-adds of tl.dot calls whose results never reached a store."""
         return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if not self.dot_is_live(index))
+
+
+def _note_first_and_last(programs: np.ndarray, elements: np.ndarray, me: int):
+    """Per element, the first program (row 0) and the last (row 1) to touch it: `me` now."""
+    fresh = programs[0, elements] < 0
+    programs[0, elements[fresh]] = me
+    programs[1, elements] = me
 
 
 def _add(counts: dict, program: tuple, region: Region, amount: int):
