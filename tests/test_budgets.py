@@ -203,7 +203,7 @@ def test_paired_programs_reading_the_keys_twice_before_one_store_are_over_budget
     """Even programs take their partner's query block too and read k twice, then store both blocks at once: 1x per
     block stored, but two passes before one store. The spec's case has an even number of query blocks."""
     result = grade_file(6, KERNELS / "cheating" / "p06_paired_query_blocks.py", first_failure=True)
-    case = _budget_failure(result, "read k 2.00x (400.0 elements) before one store into z")
+    case = _budget_failure(result, "read k 2.00x (400 elements) before one store into z")
     assert case.name == "spec", report(result)
     assert "two passes, one before each store" in case.message
 

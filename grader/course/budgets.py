@@ -132,7 +132,7 @@ class Reads:
             return None
         rate, program, reads, new = worst
         name = self.block[0]
-        return (f"over budget: program {program} read {self.arg} {rate:.2f}x ({reads} elements"
+        return (f"over budget: program {program} read {self.arg} {rate:.2f}x ({reads:g} elements"
                 f"{_copy_note(recorder, region.floating)}) before one store into {name} ({new} new elements), the "
                 f"budget is {self.times:g}x between two stores: a program reads {self.arg} once for the block it "
                 f"stores next, so two blocks take two passes, one before each store (not two passes, then both "
