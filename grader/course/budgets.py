@@ -236,7 +236,8 @@ class Dots:
     The blocks the formula rounds to are those the kernel's dots used (`launched`: a block and the dimension of
     tl.dot that is its size, "M" or "N", the smallest seen), so a tile smaller than the case's needs less padding
     and passes ("smaller is fine"). Only real work counts: a dot whose result never reaches a store (multiplied
-    by zero, overwritten) is dead, and so is one the GPU compiler removes. A puzzle with this budget also holds
+    by zero, overwritten) is dead, so is one whose result, perturbed, moves no store (cancelled, as d - d, however
+    written: instrument.DotShadows), and so is one the GPU compiler removes. A puzzle with this budget also holds
     every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32, which
     float16 inputs pass exactly, so only a rule can see it."""
     work: str
