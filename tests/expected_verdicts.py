@@ -10,7 +10,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_block_is_a_small_int.py": ("error", "`B0 is 1024`: a kernel tests identity against None only"),
     "cheating/p01_dtype_identity.py": ("error", "`x_ptr.dtype.element_ty is tl.float32`: a kernel tests identity "
                                                 "against None only"),
-    "cheating/p01_through_tl_core.py": ("error", "tl.core.load: triton.language.core is Triton's internals"),
+    # (the reason's wording depends on whether the judge's process patched tl.load for an interpreter run first)
+    "cheating/p01_through_tl_core.py": ("error", "p01_through_tl_core.py:13: tl.core.load: "),
     "cheating/p01_partial_and_double_star.py": ("error", "**options: pass each keyword by its name"),
     "cheating/p01_describes_a_block.py": ("error", "'%s': a string in a kernel is a call's argument"),
     # issue 26, class 5: a file that crashed the judge
@@ -18,4 +19,15 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # issue 26, class 8: a parameter the puzzle's launcher does not pass
     "wrong/p01_extra_stride.py": ("error", "the parameters of add_kernel differ from the puzzle's kernel's (stride is "
                                            "not the puzzle's)"),
+    # issue 26, class 2: tensor-core work that cancels is dead, however the cancellation is written
+    "cheating/p11_dot_minus_itself.py": ("budget", "cancelled (d - d: what is stored does not move"),
+    "cheating/p11_two_dots_cancel.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    "cheating/p12_pv_on_cuda_cores_dot_cancelled.py": ("budget", "cancelled (d - d: what is stored does not move"),
+    # issue 26, class 3: a row held in a dozen tiles is too short for 65 blocks per row
+    "cheating/p05_row_in_a_dozen_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at "
+                                                         "[0, 192]"),
+    # issue 26, class 4: a plain store beside other programs' atomics races
+    "cheating/p07_clears_while_others_add.py": ("race", "one with a plain tl.store and the other with an atomic"),
+    # issue 26, class 10: paired programs read the keys twice before one store
+    "cheating/p06_paired_query_blocks.py": ("budget", "before one store into z"),
 }

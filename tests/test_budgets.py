@@ -203,7 +203,7 @@ def _dot_recorder(**facts):
     """A recorder's dot facts alone: one live tl.dot of 4096 multiply-adds at kernel.py:12."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(dot_calls=[(("/any/where/kernel.py", 12), 4096, 16, 16)], live_dots={0},
+    return SimpleNamespace(dot_calls=[(("/any/where/kernel.py", 12), 4096, 16, 16)], dot_is_live=lambda index: True,
                            dead_dot_work=lambda: 0, launches=[], **facts)
 
 
@@ -218,3 +218,96 @@ def test_the_dot_budget_counts_only_dots_the_worker_says_were_compiled():
     dropped = budget.check(_dot_recorder(kept_dots=set()), {}, {})
     assert dropped.startswith("over budget: tl.dot did 0% of the multiply-adds"), dropped
     assert "The tl.dot at kernel.py:12 is not in the compiled kernel" in dropped, dropped
+
+
+# -- issue 26, class 10: a per-program budget holds between stores, so pairing programs cannot halve a pass --------
+
+def test_paired_programs_reading_the_keys_twice_before_one_store_are_over_budget():
+    """Even programs take their partner's query block too and read k twice, then store both blocks at once: 1x per
+    block stored, but two passes before one store. The spec's case has an even number of query blocks."""
+    result = grade_file(6, KERNELS / "cheating" / "p06_paired_query_blocks.py", first_failure=True)
+    case = _budget_failure(result, "read k 2.00x (400 elements) before one store into z")
+    assert case.name == "spec", report(result)
+    assert "two passes, one before each store" in case.message
+
+
+def test_a_persistent_program_reading_the_keys_once_before_each_block_passes():
+    """The honest form of three blocks in one program: one pass, one store, three times."""
+    result = grade_file(6, KERNELS / "right" / "p06_persistent.py")
+    assert result.status == "passed", report(result)
+
+
+def test_each_store_segment_holds_the_loads_since_the_previous_store_into_that_tensor():
+    @triton.jit
+    def two_blocks_kernel(x_ptr, z_ptr, B: tl.constexpr):
+        offsets = tl.arange(0, B)
+        first = tl.load(x_ptr + offsets)
+        second = tl.load(x_ptr + offsets)
+        tl.store(z_ptr + offsets, first + second)
+        tl.store(z_ptr + B + offsets, tl.load(x_ptr + offsets))
+
+    x, z = torch.ones(16), torch.empty(32)
+    with instrument.recording() as recorder:
+        recorder.watch("x", x)
+        two_blocks_kernel[(1,)](x, z, B=16)
+    (program, segments), = recorder.program_segments.items()
+    region = recorder.region_of(x)
+    assert [(s.new, s.loads.get(region)) for s in segments] == [(16, 32), (16, 16)]
+
+
+# -- issue 26, class 2: a tl.dot is live when perturbing its result moves what is stored --------------------------
+
+@triton.jit
+def _cancelling_dots_kernel(a_ptr, b_ptr, c_ptr, MODE: tl.constexpr):
+    """c = a @ b, 16 x 16: by tl.dot ("live", "softmax" of it), or on CUDA cores with tl.dot work beside it that
+    cancels, written in several ways."""
+    lanes = tl.arange(0, 16)
+    tile = lanes[:, None] * 16 + lanes[None, :]
+    a, b = tl.load(a_ptr + tile), tl.load(b_ptr + tile)
+    cuda = tl.sum(a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :], axis=1)
+    if MODE == "live":
+        c = tl.dot(a, b)
+    elif MODE == "softmax":
+        d = tl.dot(a, b)
+        weights = tl.exp(d - tl.max(d, axis=1)[:, None])
+        c = weights / tl.sum(weights, axis=1)[:, None]
+    elif MODE == "minus itself":
+        d = tl.dot(a, b)
+        c = cuda + (d - d)
+    elif MODE == "same line":
+        c = cuda + (tl.dot(a, b) - tl.dot(a, b))
+    elif MODE == "added, then taken away":
+        c = cuda + tl.dot(a, b)
+        c -= tl.dot(a, b)
+    elif MODE == "in a condition that never holds":
+        c = tl.where(tl.dot(a, b) > 1e30, 0.0, cuda)
+    else:  # "scaled by a zero computed at run time"
+        d = tl.dot(a, b)
+        c = cuda + d * (tl.max(cuda) - tl.max(cuda))
+    tl.store(c_ptr + tile, c)
+
+
+def _live_dots(mode: str, a=None) -> list[bool]:
+    a = torch.randn(16, 16).half() if a is None else a
+    b, c = torch.randn(16, 16).half(), torch.zeros(16, 16)
+    with instrument.recording() as recorder:
+        recorder.shadows = instrument.DotShadows()
+        _cancelling_dots_kernel[(1,)](a, b, c, MODE=mode)
+    assert recorder.dot_calls, "no tl.dot counted"
+    return [recorder.dot_is_live(index) for index in range(len(recorder.dot_calls))]
+
+
+@pytest.mark.parametrize("mode", ["minus itself", "same line", "added, then taken away",
+                                  "in a condition that never holds", "scaled by a zero computed at run time"])
+def test_a_dot_whose_result_cancels_is_dead_however_it_is_written(mode):
+    assert not any(_live_dots(mode)), mode
+
+
+@pytest.mark.parametrize("mode", ["live", "softmax"])
+def test_a_dot_whose_result_is_stored_is_live(mode):
+    assert all(_live_dots(mode)), mode
+
+
+def test_a_dot_of_zero_queries_is_live():
+    """q = 0 gives scores of 0 and equal weights: the perturbation is partly absolute, so it still moves them."""
+    assert all(_live_dots("softmax", a=torch.zeros(16, 16).half()))

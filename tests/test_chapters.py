@@ -40,3 +40,20 @@ def test_puzzle_4s_cases_speak_of_what_it_has():
     """Puzzles 4 and 5 share their cases; puzzle 4 (three passes) has no running max, so no m_new."""
     texts = [case.about + case.name for case in registry.find(4).cases]
     assert not [text for text in texts if "m_new" in text]
+
+
+# The row each loop-over-blocks puzzle walks, and the block it walks it by (issue 26, class 3).
+LOOPED = {3: [("T", "B1")], 4: [("T", "B1")], 5: [("T", "B1")], 6: [("T", "B1")], 14: [("T", "B1")],
+          15: [("V", "BLOCK_V")], 17: [("T", "BK"), ("N", "BQ")]}
+
+
+@pytest.mark.parametrize("number", sorted(LOOPED))
+def test_every_loop_over_blocks_has_a_case_of_at_least_64_blocks_per_row(number):
+    """A kernel holding a whole row in a dozen separate tiles (reading it once) is right on every row shorter than
+    its tiles: a case of 64 blocks or more per row, of small blocks, makes it wrong (the interpreter stays fast)."""
+    puzzle = registry.PUZZLES[number - 1]
+    for size, block in LOOPED[number]:
+        longest = max(-(-case.dims[size] // case.blocks[block]) for case in puzzle.cases)
+        assert longest >= 64, f"puzzle {number}: at most {longest} blocks of {block} along {size}"
+        assert any(-(-case.dims[size] // case.blocks[block]) >= 64 and case.blocks[block] <= 16
+                   for case in puzzle.cases), f"puzzle {number}: no case of 64 small blocks along {size}"

@@ -102,11 +102,16 @@ def test_the_cheat_as_it_is_is_refused_for_its_kernel_names(name):
 # The verdict each file with the puzzle's kernels earns on its kernels alone.
 # Its kernel adds x twice; the others' kernels are cheats themselves, which the budget checks catch: a row read as
 # int64 pairs or through atomic_add(x, 0) is still a third pass over x (bytes counted); a whole row in one block is
-# a tile wider than every block the launcher gives; a tl.dot multiplied by zero or overwritten is dead work.
+# a tile wider than every block the launcher gives; a tl.dot multiplied by zero, overwritten or cancelled is dead
+# work. Issue 26's: a row in a dozen tiles is too short for 65 blocks; paired programs read the keys twice before one
+# store; a plain store beside other programs' atomics races.
 KERNEL_VERDICTS = {"p01_prints_escapes.py": "failed", "p05_reads_pairs_as_int64.py": "failed",
                    "p05_reads_through_atomic_add_zero.py": "failed", "p05_whole_row_in_a_helper.py": "failed",
                    "p05_whole_row_local_constexpr.py": "failed", "p11_dot_overwritten.py": "failed",
-                   "p11_dot_times_zero.py": "failed"}
+                   "p11_dot_times_zero.py": "failed", "p05_row_in_a_dozen_tiles.py": "failed",
+                   "p06_paired_query_blocks.py": "failed", "p07_clears_while_others_add.py": "failed",
+                   "p11_dot_minus_itself.py": "failed", "p11_two_dots_cancel.py": "failed",
+                   "p12_pv_on_cuda_cores_dot_cancelled.py": "failed"}
 
 
 @pytest.mark.parametrize("name", WITH_THE_KERNELS)

@@ -55,3 +55,46 @@ def test_a_title_too_long_for_the_row_wraps_at_spaces_under_its_column():
     assert len(wrapped) > 1 and all(len(line) <= report.TABLE_WIDTH for line in wrapped)
     assert all(line[:title_column].strip() == "" for line in wrapped[1:])
     assert " ".join(line[title_column:].split("  ")[0] for line in wrapped) == long_title
+
+
+# -- issue 26, class 9: practice must not count as solved ----------------------------------------------------------
+
+def _graded(number: int, status: str, trusted: bool):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(puzzle=number, status=status, seed=1, mode="interpret", trusted=trusted)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    from grader.show import progress
+
+    monkeypatch.setattr(progress, "CACHE", tmp_path / "results.json")
+    return progress
+
+
+def _status_of(progress, number: int) -> str:
+    return next(status for n, *_, status in progress.rows("solutions") if n == number)
+
+
+def test_a_pass_under_the_learners_own_launcher_is_a_practice_pass_not_solved(cache):
+    cache.record([_graded(1, "passed", trusted=False)], "solutions")
+    assert _status_of(cache, 1) == "practice"
+    text = report.format_table(cache.rows("solutions"), "solutions")
+    assert "practice pass" in text and "0 of 18 passed" in text, text
+    assert "A practice pass (1) graded your own launcher" in text, text
+    assert max(len(line) for line in text.splitlines()) <= report.TABLE_WIDTH, text
+
+
+def test_only_a_grading_under_the_puzzles_launcher_counts_as_passed(cache):
+    cache.record([_graded(1, "passed", trusted=True)], "solutions")
+    assert _status_of(cache, 1) == "passed"
+    assert "1 of 18 passed" in report.format_table(cache.rows("solutions"), "solutions")
+
+
+def test_practice_never_replaces_a_grading_of_the_same_file_under_the_puzzles_launcher(cache):
+    cache.record([_graded(2, "failed", trusted=True)], "solutions")
+    cache.record([_graded(2, "passed", trusted=False)], "solutions")
+    assert _status_of(cache, 2) == "failed"
+    cache.record([_graded(2, "passed", trusted=True)], "solutions")
+    assert _status_of(cache, 2) == "passed"

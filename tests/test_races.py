@@ -171,3 +171,71 @@ def test_an_atomic_reads_and_writes_its_elements():
     regions = {r.label: r for r in recorder.regions}
     assert (regions["src"].loads, regions["src"].stores, regions["src"].atomics) == (32, 32, 32)
     assert torch.equal(dst, src)
+
+
+# -- issue 26, class 4: atomics race with plain accesses of other programs -----------------------------------------
+
+@triton.jit
+def _atomics_beside_plain_kernel(sums_ptr, out_ptr, B: tl.constexpr, MODE: tl.constexpr):
+    """Every program adds its block into sums with an atomic. MODE "clear": program 0 first zeros sums with a plain
+    store; "read": the last program then loads sums (plain) into out; "peek": program 0 loads sums into out before
+    anyone adds; "own": each program stores and loads only what it alone adds into (its own slot): no race."""
+    pid = tl.program_id(0)
+    offsets = tl.arange(0, B)
+    if MODE == "own":
+        offsets += pid * B
+    if MODE == "clear":
+        if pid == 0:
+            tl.store(sums_ptr + offsets, tl.zeros([B], dtype=tl.float32))
+    if MODE == "peek":
+        if pid == 0:
+            tl.store(out_ptr + offsets, tl.load(sums_ptr + offsets))
+    tl.atomic_add(sums_ptr + offsets, tl.full([B], 1.0, tl.float32))
+    if MODE == "read":
+        if pid == tl.num_programs(0) - 1:
+            tl.store(out_ptr + offsets, tl.load(sums_ptr + offsets))
+    if MODE == "own":
+        tl.store(sums_ptr + offsets, tl.load(sums_ptr + offsets) * 2)
+        tl.store(out_ptr + offsets, tl.load(sums_ptr + offsets))
+
+
+def _record_atomics_beside(mode: str):
+    sums, out = torch.zeros(64), torch.zeros(64)
+    with instrument.recording() as recorder:  # neither is an input: the launcher's own tensors, as outputs are
+        _atomics_beside_plain_kernel[(4,)](sums, out, B=16, MODE=mode)
+    return recorder
+
+
+def test_a_plain_store_beside_another_programs_atomics_is_a_race():
+    race = _record_atomics_beside("clear").race
+    assert race is not None and race.kind == "write" and race.atomic
+    assert race.first == (0, 0, 0) and race.second == (1, 0, 0), race
+    assert "one with a plain tl.store and the other with an atomic" in race.message()
+    assert "tl.atomic_add(sums_ptr + offsets" in race.message()
+
+
+def test_a_plain_load_of_what_other_programs_add_atomically_is_a_race():
+    race = _record_atomics_beside("read").race
+    assert race is not None and race.kind == "read" and race.atomic
+    assert race.second == (3, 0, 0) and race.first == (0, 0, 0), race
+    assert "read sums[0] with a plain load, which program (0, 0, 0) updated with an atomic" in race.message()
+
+
+def test_a_plain_load_before_other_programs_add_atomically_is_a_race():
+    """The interpreter runs program 0's load before the others' atomics; a GPU may run them in either order."""
+    race = _record_atomics_beside("peek").race
+    assert race is not None and race.kind == "read" and race.atomic
+    assert race.first == (0, 0, 0) and race.second == (1, 0, 0), race
+    assert "program (0, 0, 0) read sums[0] with a plain load, and program (1, 0, 0) updated it with an atomic" \
+        in race.message()
+
+
+def test_a_program_may_load_and_store_what_only_it_adds_into():
+    assert _record_atomics_beside("own").race is None
+
+
+@pytest.mark.puzzle7
+def test_clearing_an_output_that_other_programs_add_into_is_a_race():
+    case = failed_case(grade_file(7, KERNELS / "cheating" / "p07_clears_while_others_add.py", first_failure=True))
+    assert case.reason == "race", case.message
+    assert "one with a plain tl.store and the other with an atomic" in case.message

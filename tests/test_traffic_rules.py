@@ -4,7 +4,8 @@ here, and a correct alternative that passes, in tests/kernels/right (tests/test_
 - Budgets count bytes: a lane moves its pointer's element width (right: every solution).
 - Bounds hold each lane's last byte.
 - Atomics read and write (right: puzzle 7's solution, atomics into its output).
-- tl.dot work must reach a store; the floor is computed from the blocks the dots used (right: p11_small_tiles).
+- tl.dot work must reach a store, and move it when perturbed; the floor is computed from the blocks the dots used
+  (right: p11_small_tiles, and every solution of 11, 12, 13, 17 and 18).
 - Tile widths are read as blocks run, not from the kernel's parameters (right: p05_persistent_num_sms).
 - Each element is written by one program (right_own_launcher: p02_row_block_views, stores through views of the output).
 """
@@ -29,6 +30,10 @@ BROKEN = [
     (5, "cheating/p05_whole_row_in_a_helper.py", "budget", "your kernel made a block 2048 wide"),
     (11, "cheating/p11_dot_times_zero.py", "budget", "never reached a store: a product multiplied by zero"),
     (11, "cheating/p11_dot_overwritten.py", "budget", "tl.dot did 0% of the multiply-adds"),
+    (11, "cheating/p11_dot_minus_itself.py", "budget", "cancelled (d - d: what is stored does not move"),
+    (11, "cheating/p11_two_dots_cancel.py", "budget", "tl.dot did 0% of the multiply-adds"),
+    (12, "cheating/p12_pv_on_cuda_cores_dot_cancelled.py", "budget", "multiply-adds of tl.dot never reached a store"),
+    (5, "cheating/p05_row_in_a_dozen_tiles.py", "mismatch", "first at [0, 192]"),
 ]
 
 

@@ -19,6 +19,10 @@ What counts as a read of an input (one design, chosen over tracking where each v
   and a persistent program that loops over three query blocks may read the keys three times. Blocks are
   counted as ceil(elements it stored first / elements per block), so a block narrower than the case's
   still counts as one, and storing rows one at a time does not multiply the allowance.
+- A per-program budget also holds between stores: what a program reads since its previous store into the output
+  is at most `times` the input, whatever that store holds. Otherwise a program could take two query blocks, read
+  the keys twice, and store both (its partner program idle): 1x per block, though each block took two passes.
+  Pairing cannot halve what a pass costs; an honest program reads the keys once before each block it stores.
 """
 
 from __future__ import annotations
@@ -101,7 +105,7 @@ class Reads:
             if rate > self.times and (worst is None or rate > worst[0]):
                 worst = (rate, program[1], reads, blocks)
         if worst is None:
-            return None
+            return self._check_between_stores(recorder, region, size, counted, output)
         rate, program, reads, blocks = worst
         name, unit = self.block[0], self.block[1]
         if not blocks:
@@ -111,6 +115,29 @@ class Reads:
         return (f"over budget: {self.arg} read {rate:.2f}x per program, the budget is {self.times:g}x for each block "
                 f"of {name} ({unit} = {block} elements) a program stores; program {program} read {reads} elements "
                 f"of {self.arg}{_copy_note(recorder, region.floating)} for {blocks} block(s). {self.lesson}").rstrip()
+
+
+    def _check_between_stores(self, recorder, region, size, counted, output) -> str | None:
+        """Each program's reads of arg (and of non-inputs) between two of its stores into the output, against one
+        pass (instrument.Recorder.program_segments)."""
+        worst = None  # (rate, program, reads, the store's new elements)
+        for program, segments in recorder.program_segments.items():
+            for segment in segments:
+                if segment.region is not output:
+                    continue
+                reads = sum(segment.loads.get(r, 0) for r in counted)
+                rate = reads / size
+                if rate > self.times and (worst is None or rate > worst[0]):
+                    worst = (rate, program[1], reads, segment.new)
+        if worst is None:
+            return None
+        rate, program, reads, new = worst
+        name = self.block[0]
+        return (f"over budget: program {program} read {self.arg} {rate:.2f}x ({reads:g} elements"
+                f"{_copy_note(recorder, region.floating)}) before one store into {name} ({new} new elements), the "
+                f"budget is {self.times:g}x between two stores: a program reads {self.arg} once for the block it "
+                f"stores next, so two blocks take two passes, one before each store (not two passes, then both "
+                f"blocks). {self.lesson}").rstrip()
 
 
 @dataclass(frozen=True)
@@ -210,7 +237,8 @@ class Dots:
     The blocks the formula rounds to are those the kernel's dots used (`launched`: a block and the dimension of
     tl.dot that is its size, "M" or "N", the smallest seen), so a tile smaller than the case's needs less padding
     and passes ("smaller is fine"). Only real work counts: a dot whose result never reaches a store (multiplied
-    by zero, overwritten) is dead, and so is one the GPU compiler removes. A puzzle with this budget also holds
+    by zero, overwritten) is dead, so is one whose result, perturbed, moves no store (cancelled, as d - d, however
+    written: instrument.DotShadows), and so is one the GPU compiler removes. A puzzle with this budget also holds
     every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32, which
     float16 inputs pass exactly, so only a rule can see it."""
     work: str
@@ -238,7 +266,7 @@ class Dots:
         kept = recorder.kept_dots  # None before the worker has compiled the launches (a watchdog's look)
         least = self.least(recorder, dims)
         live = [(line, work) for index, (line, work, _, _) in enumerate(recorder.dot_calls)
-                if index in recorder.live_dots]
+                if recorder.dot_is_live(index)]
         dropped = {line for line, _ in live if kept is not None and line not in kept}
         work = sum(w for line, w in live if line not in dropped)
         if work >= least:
@@ -248,8 +276,9 @@ class Dots:
                    f"in {sum(1 for line, _ in live if line not in dropped)} calls).")
         dead = recorder.dead_dot_work()
         if dead:
-            message += (f" {dead} multiply-adds of tl.dot never reached a store: a product multiplied by zero, or "
-                        "overwritten before it is stored, is dead work and does not count.")
+            message += (f" {dead} multiply-adds of tl.dot never reached a store: a product multiplied by zero, "
+                        "overwritten before it is stored, or cancelled (d - d: what is stored does not move when the "
+                        "tl.dot's result is perturbed) is dead work and does not count.")
         if dropped:
             where = ", ".join(location(file, line) for file, line in sorted(dropped))
             removed = sum(w for line, w in live if line in dropped)

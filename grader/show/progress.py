@@ -1,7 +1,9 @@
 """The progress table, read from a small cache that grading writes (``.grader/results.json``).
 
 A cached result counts only while the graded file is unchanged (same SHA-256). A puzzle file
-that is still exactly its stub is "not started" without being graded.
+that is still exactly its stub is "not started" without being graded. Only a grading under the puzzle's own
+launcher counts as solved: a pass with ``--own-launcher`` (practice, ``PuzzleResult.trusted`` false) shows as
+"practice pass", and never replaces a result graded under the puzzle's launcher for the same file.
 """
 
 from __future__ import annotations
@@ -41,9 +43,14 @@ def record(results: list[PuzzleResult], impl: str) -> None:
     entries = cache.setdefault(impl, {})
     for result in results:
         path = source_path(index.find(result.puzzle), impl)
-        if path.is_file():
-            entries[str(result.puzzle)] = {"status": result.status, "seed": result.seed, "mode": result.mode,
-                                           "sha256": _sha(path.read_text()), "graded": time.strftime("%Y-%m-%d %H:%M")}
+        if not path.is_file():
+            continue
+        sha, before = _sha(path.read_text()), entries.get(str(result.puzzle))
+        if not result.trusted and before and before["sha256"] == sha and before.get("trusted", True):
+            continue  # practice never replaces a grading of this very file under the puzzle's launcher
+        entries[str(result.puzzle)] = {"status": result.status, "seed": result.seed, "mode": result.mode,
+                                       "trusted": result.trusted, "sha256": sha,
+                                       "graded": time.strftime("%Y-%m-%d %H:%M")}
     try:
         CACHE.parent.mkdir(parents=True, exist_ok=True)
         CACHE.write_text(json.dumps(cache, indent=1))
@@ -60,6 +67,13 @@ def _stub_or_none(puzzle) -> str | None:
         return None
 
 
+def _status(entry: dict) -> str:
+    """The entry's status key; a pass under the learner's own launcher is "practice", which is not solved."""
+    if entry["status"] == "passed" and entry.get("trusted") is False:
+        return "practice"
+    return entry["status"]
+
+
 def rows(impl: str) -> list[tuple[int, str, str, str]]:
     entries = _load().get(impl, {})
     table = []
@@ -68,10 +82,10 @@ def rows(impl: str) -> list[tuple[int, str, str, str]]:
         text = path.read_text() if path.is_file() else ""
         entry = entries.get(str(puzzle.number))
         if entry and entry["sha256"] == _sha(text):
-            status = entry["status"]
+            status = _status(entry)
         elif impl == "puzzles" and text and text == _stub_or_none(puzzle):
             status = "not_started"
         else:
-            status = f"changed:{entry['status']}" if entry else "ungraded"
+            status = f"changed:{_status(entry)}" if entry else "ungraded"
         table.append((puzzle.number, puzzle.slug, puzzle.title, status))
     return table

@@ -170,7 +170,7 @@ MAX_NOTICES, NOTICE_LIMIT = 8, 400  # notes shown per puzzle, and characters per
 
 
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_started": "not started",
-                "ungraded": "not graded yet"}
+                "ungraded": "not graded yet", "practice": "practice pass"}  # practice: passed under --own-launcher
 
 
 def _status_words(status: str) -> str:
@@ -206,6 +206,11 @@ def format_table(rows: list[tuple[int, str, str, str]], where: str) -> str:
     todo = next((number for number, *_, status in rows if status != "passed"), None)
     lines.append("")
     lines.append(f"  {done} of {len(rows)} passed." + (f" Next: python -m grader {todo}" if todo else " All solved!"))
+    practised = [str(number) for number, *_, status in rows if status.endswith("practice")]
+    if practised:
+        lines += textwrap.wrap(f"A practice pass ({', '.join(practised)}) graded your own launcher (--own-launcher) "
+                               "and is not solved: python -m grader N grades the file under the puzzle's launcher.",
+                               TABLE_WIDTH, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
 

@@ -368,6 +368,8 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                     recorder.watch(name, value)
             numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
             recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
+            if recorder.dots_16bit:  # dot liveness by perturbing each tl.dot's result (instrument.DotShadows)
+                recorder.shadows = instrument.DotShadows()
             recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
             if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
                 sizes = puzzle.sizes_for_budgets(case.blocks, dims)

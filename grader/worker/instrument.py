@@ -17,10 +17,13 @@ What the wrappers do while a ``Recorder`` is active:
   out-of-bounds lane stops the kernel *before* the access, so nothing is read or corrupted;
 - count the bytes each load or store moves per tensor, for its distinct lanes (a GPU coalesces
   duplicate lanes into one access), in all and per program, and mark which elements were stored; an
-  atomic lane reads and writes its bytes;
+  atomic lane reads and writes its bytes; per program, what it loaded between two of its stores into a tensor
+  (``StoreSegment``: per-program budgets that pairing programs cannot game);
 - record, per launch, which program stored each element: two programs storing one element (even the
   same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add,
-  max, ...) are exempt; an exchange, and a compare-and-swap outside a retry loop, overwrite and race;
+  max, ...) are exempt among themselves; an exchange, and a compare-and-swap outside a retry loop, overwrite and
+  race; a plain store of an element another program adds into atomically, and a plain load of an element another
+  program updated atomically (outside a compare-and-swap retry loop), race too (``_check_atomic_race``);
 - give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge
   recognises, ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as they are on a GPU,
   where the interpreter would quietly give 0;
@@ -29,7 +32,9 @@ What the wrappers do while a ``Recorder`` is active:
 - count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
   least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
   raw bits); every block carries the dots it was computed from, so that a dot whose result never reaches a
-  store (multiplied by a constant zero, overwritten) is known as dead work;
+  store (multiplied by a constant zero, overwritten) is known as dead work; where the tl.dot budget applies, each
+  dot's result is also perturbed in shadows carried beside the real values (``DotShadows``), and a dot whose
+  perturbation moves no store (d - d, however written) is dead work too;
 - where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case
   allows, whatever made it (a local constexpr, a ``@triton.jit`` helper).
 Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``).
@@ -50,6 +55,7 @@ import linecache
 import math
 import os
 import sys
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +65,7 @@ from grader.paths import location  # noqa: F401 (the name this module's callers 
 _TAG = "_grader_region"
 _DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
 _SPLAT = "_grader_splat"  # on a block: made by splatting one value (tl.zeros, tl.full, a scalar broadcast)
+_SHADOW = "_grader_shadow"  # on a block: {perturbation: the block's values had that tl.dot result moved} (DotShadows)
 _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
     "create_masked_load": ("load", 0, 1),
     "create_masked_store": ("store", 0, 2),
@@ -182,6 +189,15 @@ class RegionMap:
 
 
 @dataclass
+class StoreSegment:
+    """One store of a program: into which tensor, how many of its elements no kernel had stored before, and what
+    the program loaded since its previous store into that tensor (per tensor, in elements of that tensor)."""
+    region: Region
+    new: int
+    loads: dict
+
+
+@dataclass
 class Traffic:
     """What the performance coach reads (grader.coach); cheap, so always counted."""
     load_lanes: int = 0  # lanes of every load, masked-off ones included
@@ -280,11 +296,14 @@ class Race:
     via: str = ""  # an atomic that overwrites, for a write ("tl.atomic_cas outside a retry loop")
     same: bool = False  # a write of the very bytes the first program stored
     whole: bool = False  # the second program stored exactly the elements of the first's block, and nothing else
+    atomic: bool = False  # one side is an atomic (that adds), the other a plain store or load
 
     def message(self) -> str:
         name = self.region.element(self.element)
         passed = [p for p in self.region.params if p not in (self.region.label, f"{self.region.label}_ptr")]
         name += f" (passed as {', '.join(passed)})" if passed else ""
+        if self.atomic:
+            return self._atomic_message(name)
         if self.kind == "write" and self.whole:
             return (f"programs {self.first} and {self.second} stored the very same elements of {self.region.label} "
                     f"(from {name} on): every program works on the same block, so the rest is never written. Start "
@@ -310,6 +329,231 @@ class Race:
                 f"one program (check the offsets each program stores to)\n  at {self.where}: {self.code}")
 
 
+    def _atomic_message(self, name: str) -> str:
+        if self.kind == "write":
+            what = (f"programs {self.first} and {self.second} both wrote {name} in the same launch, one with a plain "
+                    "tl.store and the other with an atomic: on a GPU they run at the same time, so the store may land "
+                    "after some of the atomic updates and wipe them. Atomics are safe only among atomics: start the "
+                    "sums from zeros made before the launch (torch.zeros in the launcher, or an earlier kernel), "
+                    "not from a store in the launch that adds")
+        elif self.via:
+            what = (f"program {self.first} read {name} with a plain load, and program {self.second} updated it with "
+                    "an atomic in the same launch: on a GPU they run at the same time, so the load may see the sum "
+                    "before or after that update. Read atomically built sums in a later launch")
+        else:
+            what = (f"program {self.second} read {name} with a plain load, which program {self.first} updated with "
+                    "an atomic in the same launch: on a GPU they run at the same time, so the load may see a sum "
+                    "with only some of the updates. Read atomically built sums in a later launch")
+        return f"{what}\n  at {self.where}: {self.code}"
+
+
+class DotShadows:
+    """Dot liveness by perturbation (issue 26, class 2): is a tl.dot's result used, however a kernel cancels it?
+
+    Each tl.dot result is perturbed, and the perturbed values are carried beside the real ones ("shadows") through
+    every builder op and reduction computed from them: for each kernel line of tl.dot (only that line's results
+    perturbed), and for ALL (every tl.dot's result perturbed), two shadows, one nudged up and one down by BACK times
+    as much. A store (or atomic) whose value, pointer or mask moves in its shadows, on the lanes it writes, shows
+    that the perturbation reached memory: that line's products are live. `d - d`, `d * 0`, `acc += d; acc -= d`,
+    `tl.dot(a, b) - tl.dot(a, b)` on one line, a condition that never holds, or all of a kernel's tl.dot lines
+    cancelling together, leave every stored value as it was, so their work is dead whatever the expression.
+
+    A store moves when its two shadows move it in opposite directions and in proportion, as a used value does for a
+    small nudge (summed over its lanes, |up + down / BACK| is under LINEAR of |up - down / BACK|); rounding noise,
+    such as (acc + d) - d differing from acc in its last bits, or 16-bit rounding of a value that moved less than an
+    ulp, follows neither, so a cancellation cannot pass for use however large its terms. (BACK is irrational-like:
+    with -1 or 1/2, rounding a value on the float grid is itself odd or proportional, and would pass.)
+
+    The nudge is a function of the product's values and shape only (the same for two calls with the same operands):
+    NUDGE of |x| plus an absolute NUDGE_ABS (a product of zeros moves too), random in sign per element (the softmax's
+    shift by a row's max does not absorb it), and small enough for exp(s - lse) to stay near its linear part.
+
+    A shadow equal to the real values is dropped, and ops on blocks without shadows cost nothing: the extra work is
+    one recomputation of each op on tl.dot-derived blocks per shadow it carries. Loads through a perturbed pointer
+    are not followed (their values are not known): a pointer or mask that moved counts as reaching memory."""
+
+    ALL = "every tl.dot"
+    NUDGE, NUDGE_ABS = 2.0 ** -10, 0.25
+    LINEAR = 0.5
+    BACK = 0.6180339887  # the down nudge, as a share of the up one
+    # Builder ops that reach memory through create_masked_load or create_masked_store, where the memory hook sees
+    # their pointer, value and mask (reaches); and ops whose effect a shadow cannot follow (a device print, an
+    # assert, inline assembly, a descriptor's gather or scatter of slices): a perturbation reaching one counts.
+    THROUGH_MEMORY = ("create_store", "create_load", "create_atomic_store", "create_atomic_load",
+                      "create_descriptor_store", "create_descriptor_load")
+    OPAQUE = ("create_print", "create_assert", "create_inline_asm", "create_descriptor_gather",
+              "create_descriptor_scatter", "create_barrier", "create_atomic_poll")
+
+    def __init__(self):
+        self.moved: set = set()  # perturbations (kernel lines of tl.dot, or ALL) that moved a stored value
+        self._patterns: dict[tuple, np.ndarray] = {}
+
+    def moved_a_store(self, line) -> bool:
+        return line in self.moved and self.ALL in self.moved
+
+    def _pattern(self, shape: tuple) -> np.ndarray:
+        """Per element, a sign and size in [-1, 1], fixed for each shape (so equal products move equally)."""
+        if shape not in self._patterns:
+            seed = zlib.crc32(repr(shape).encode())
+            self._patterns[shape] = np.random.default_rng(seed).uniform(-1.0, 1.0, shape)
+        return self._patterns[shape]
+
+    @staticmethod
+    def of(handle) -> dict:
+        attr = getattr(handle, "attr", None)
+        return attr.get(_SHADOW, {}) if isinstance(attr, dict) else {}
+
+    def _keep(self, result, shadows: dict):
+        """Attach the shadows that differ from the result's real values."""
+        attr = getattr(result, "attr", None)
+        if not isinstance(attr, dict):
+            return
+        real = np.asarray(result.data)
+        kept = {key: data for key, data in shadows.items() if not _same_bits(data, real)}
+        if kept:
+            attr[_SHADOW] = kept
+        else:
+            attr.pop(_SHADOW, None)
+
+    def op(self, original, name: str, result, args, kwargs):
+        """The shadows of a builder op's result: the op again, on each shadow of its operands."""
+        keys = {key for arg in args for key in self.of(arg)}
+        if not keys or name in self.THROUGH_MEMORY:
+            return
+        if name in self.OPAQUE or not hasattr(result, "data"):  # (create_split gives a tuple of blocks)
+            self._lost(keys)
+            return
+        from triton.runtime import interpreter
+
+        shadows = {}
+        try:
+            for key in keys:
+                swapped = [interpreter.TensorHandle(self.of(arg)[key], arg.dtype) if key in self.of(arg) else arg
+                           for arg in args]
+                shadows[key] = np.asarray(original(*swapped, **kwargs).data)
+        except Exception:  # an op that will not run again on its shadows: the kernel's own run goes on
+            self._lost(keys)
+            return
+        self._keep(result, shadows)
+
+    def _lost(self, keys):
+        """Shadows that cannot be followed further count as reaching memory (never a false "dead")."""
+        self.moved |= {key[0] for key in keys}
+
+    def dot(self, original, line, result, operands, rest, kwargs, own: bool):
+        """The shadows of a tl.dot's result: those its operands carry, and (`own`: it did counted work) its own
+        line's and ALL's, with its product perturbed."""
+        from triton.runtime import interpreter
+
+        a, b = operands
+        accumulator = rest[0] if rest and isinstance(rest[0], interpreter.TensorHandle) else None
+        inputs = (a, b, accumulator)
+        keys = {key for handle in inputs for key in self.of(handle)}
+        if own:
+            keys |= {(base, sign) for base in (line, self.ALL) for sign in (1, -self.BACK)}
+        try:
+            shadows = self._dot_shadows(original, line, result, inputs, rest, kwargs, own, keys)
+        except Exception:  # see op
+            self._lost(keys)
+            return
+        self._keep(result, shadows)
+
+    def _dot_shadows(self, original, line, result, inputs, rest, kwargs, own, keys) -> dict:
+        from triton.runtime import interpreter
+
+        accumulator = inputs[2]
+        shadows = {}
+        for key in keys:
+            swapped = [interpreter.TensorHandle(self.of(h)[key], h.dtype) if key in self.of(h) else h
+                       for h in inputs]
+            if any(key in self.of(h) for h in inputs):
+                data = np.asarray(original(_as_float32(swapped[0]), _as_float32(swapped[1]),
+                                           *(swapped[2:] if accumulator is not None else rest[:1]), *rest[1:],
+                                           **kwargs).data)
+            else:
+                data = np.asarray(result.data)
+            if own and key[0] in (line, self.ALL):
+                base = np.zeros_like(data) if accumulator is None else np.asarray(swapped[2].data, dtype=np.float64)
+                product = data.astype(np.float64) - base
+                nudge = key[1] * self._pattern(product.shape) * (self.NUDGE * np.abs(product) + self.NUDGE_ABS)
+                data = (data.astype(np.float64) + nudge).astype(data.dtype)
+            shadows[key] = data
+        return shadows
+
+    def reduce(self, apply, reducer, inputs, results, args, kwargs):
+        """The shadows of a reduction's or scan's results (tl.sum, tl.max, ...): it again, on each shadow."""
+        from triton import language as tl
+        from triton.runtime import interpreter
+
+        handles = [getattr(value, "handle", None) for value in inputs]
+        keys = {key for handle in handles for key in self.of(handle)}
+        if not keys:
+            return
+        results = results if isinstance(results, (tuple, list)) else (results,)
+        shadows = [{} for _ in results]
+        try:
+            for key in keys:
+                swapped = tuple(tl.core.tensor(interpreter.TensorHandle(self.of(h)[key], h.dtype), value.type)
+                                if key in self.of(h) else value for value, h in zip(inputs, handles))
+                again = apply(reducer, swapped if len(swapped) > 1 else swapped[0], *args, **kwargs)
+                again = again if isinstance(again, (tuple, list)) else (again,)
+                for found, value in zip(shadows, again):
+                    found[key] = np.asarray(value.handle.data)
+        except Exception:  # see op
+            self._lost(keys)
+            return
+        for value, found in zip(results, shadows):
+            self._keep(getattr(value, "handle", None), found)
+
+    def reaches(self, args, mask):
+        """A store or atomic (or a load): note the perturbations that move what it writes (its value, pointer or
+        mask, on the lanes it writes), or where it reads (a load through a moved pointer: its values are not
+        followed, so the perturbation counts as reaching memory)."""
+        active = None if mask is None else np.asarray(mask.data, dtype=bool)
+        for arg in args:
+            shadows = self.of(arg)
+            if not shadows:
+                continue
+            real = np.asarray(arg.data)
+            lanes = None
+            if not (arg is mask or active is None or real.shape == ()):
+                lanes = np.broadcast_to(active, np.broadcast_shapes(real.shape, active.shape))
+            for base in {key[0] for key in shadows} - self.moved:
+                up, down = (shadows.get((base, sign), real) for sign in (1, -self.BACK))
+                if lanes is not None:
+                    up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))
+                else:
+                    written = real
+                if self._moves(up, down, written, arg.dtype):
+                    self.moved.add(base)
+
+    def _moves(self, up, down, real, dtype) -> bool:
+        """Whether a stored block moved with the nudge: integers (pointers, masks) by any bit; floats (bfloat16 read
+        as the numbers it holds) in opposite directions for the two nudges, on the lanes where all are finite."""
+        up, down, real = (_numbers(v, dtype) for v in (up, down, real))
+        if real.dtype.kind != "f":
+            return not (_same_bits(up, real) and _same_bits(down, real))
+        finite = np.isfinite(up) & np.isfinite(down) & np.isfinite(real)
+        rise, fall = up[finite] - real[finite], (down[finite] - real[finite]) / self.BACK
+        spread = float(np.abs(rise - fall).sum())
+        return spread > 0 and float(np.abs(rise + fall).sum()) < self.LINEAR * spread
+
+
+def _numbers(data, dtype) -> np.ndarray:
+    """A block's values as numbers: bfloat16 (held as uint16 bits) as float64, other floats as float64."""
+    data = np.asarray(data)
+    if getattr(dtype, "name", "") == "bf16":
+        return (data.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return data.astype(np.float64) if data.dtype.kind == "f" else data
+
+
+def _same_bits(one, other) -> bool:
+    """Whether two arrays hold exactly the same bytes (NaNs with the same payload are the same)."""
+    one, other = np.asarray(one), np.asarray(other)
+    return one.shape == other.shape and one.dtype == other.dtype and \
+        np.ascontiguousarray(one).tobytes() == np.ascontiguousarray(other).tobytes()
+
+
 MASK_FIX_ADVICE = (
     "the stock interpreter of triton 3.9 (without the grader) rejects this mask with \"mask has unsupported "
     "dtype\": a scalar condition (like `node < N`) combined with a block by `&` becomes int32 there. Make the "
@@ -333,10 +577,18 @@ class Recorder:
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
         self.program_loads: dict[tuple, dict[Region, int]] = {}
         self.program_stores: dict[tuple, dict[Region, int]] = {}
+        # per (launch number, program): each of its stores, in order, with the loads it made since its previous store
+        # into the same tensor (see _note_store_segment)
+        self.program_segments: dict[tuple, list[StoreSegment]] = {}
+        self._loads_at_last_store: dict[tuple, dict[Region, dict[Region, float]]] = {}
         self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
+        # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
+        # it with a plain load (see _check_atomic_race)
+        self._atomic_by: dict[Region, np.ndarray] = {}
+        self._loaded_by: dict[Region, np.ndarray] = {}
         # Set by the grader: the budget already exceeded, or None. Asked at each program's start and every
         # WATCH_EVERY accesses, so a kernel far over budget stops early instead of running into the time limit.
         self.watchdog = None
@@ -349,6 +601,9 @@ class Recorder:
         # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
         self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
         self.live_dots: set[int] = set()
+        # Set by the grader where the tl.dot budget applies: DotShadows, which perturbs each tl.dot's result and
+        # keeps the perturbations that moved a stored value (see DotShadows).
+        self.shadows: DotShadows | None = None
         # Set by the grader where blocks are the lesson (Puzzle.lesson_blocks): (the widest block the case gives,
         # sizes of the case a block may equal). Every block shape that runs is held to it; the first wider one is
         # kept in wide_tile as (its width, where, code).
@@ -440,6 +695,8 @@ class Recorder:
         self._grid_launches += 1
         self._programs_of_launch = []
         self._stored_by = {}
+        self._atomic_by = {}
+        self._loaded_by = {}
 
     def _start_program(self, program: tuple):
         self.program = program
@@ -561,12 +818,15 @@ class Recorder:
             region.store_bytes += moved
             _add(self.program_loads, program, region, moved / region.itemsize)
             touched = np.unique(elements)
-            _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[touched])))
+            new = int(np.count_nonzero(~region.written[touched]))
+            _add(self.program_stores, program, region, new)
+            self._note_store_segment(program, region, new)
             region.written[elements] = True
             if region.map is not None:
                 region.map.touch(kind, ordinal, elements)
             if racy:  # no race among atomics that add: the hardware orders them; these overwrite
                 self._check_write_race(region, touched, racy)
+            self._check_atomic_race(region, touched, "atomic")
             return
         lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
         moved = lanes.size * width
@@ -579,12 +839,28 @@ class Recorder:
             region.load_bytes += moved
             _add(self.program_loads, program, region, moved / region.itemsize)
             self._check_read_race(region, distinct)
+            self._check_atomic_race(region, distinct, "load")
             return
         region.store_bytes += moved
-        _add(self.program_stores, program, region, int(np.count_nonzero(~region.written[distinct])))
+        new = int(np.count_nonzero(~region.written[distinct]))
+        _add(self.program_stores, program, region, new)
+        self._note_store_segment(program, region, new)
         region.written[distinct] = True
         self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
                                else values[first])
+        self._check_atomic_race(region, distinct, "store")
+
+    # -- store segments: per-program budgets that pairing programs cannot game (issue 26, class 10) -----------------
+    def _note_store_segment(self, program: tuple, region: Region, new: int):
+        """Note a store (or atomic) into `region` (`new`: elements no kernel had stored before), with the loads
+        this program made since its previous store into `region`. A program that reads the keys twice and then
+        stores two query blocks, at once or one after the other, read them twice before its first store: pairing
+        programs cannot halve what a pass costs (budgets.Reads, per program)."""
+        loads = self.program_loads.get(program, {})
+        before = self._loads_at_last_store.setdefault(program, {}).get(region, {})
+        since = {r: amount - before.get(r, 0) for r, amount in loads.items() if amount - before.get(r, 0)}
+        self._loads_at_last_store[program][region] = dict(loads)
+        self.program_segments.setdefault(program, []).append(StoreSegment(region, new, since))
 
     def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
         """A store over another program's store in this launch races: each element is written by one program.
@@ -606,6 +882,56 @@ class Recorder:
                 self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole)
         owners[elements] = me
 
+    # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
+    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str):
+        """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
+        the launch updates atomically (before or after it: the store may land between the updates and wipe them),
+        and a plain load of an element another program updates atomically (before it: the load may see any partial
+        sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
+        compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
+        "atomic". Plain loads are noted only where they can meet an atomic: in tensors that are no input, and in
+        inputs an atomic has updated."""
+        me = len(self._programs_of_launch) - 1
+        updated = self._atomic_by.get(region)
+        if kind == "atomic":
+            if updated is None:
+                updated = self._atomic_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            owners = self._stored_by.get(region)
+            if owners is not None and (self.race is None or self.race.kind == "read" or region.map is not None):
+                before = owners[elements]
+                clash = np.flatnonzero((before >= 0) & (before != me))
+                self._atomic_clash(region, elements, clash, before, "write")
+            loaded = self._loaded_by.get(region)
+            if loaded is not None and (self.race is None or region.map is not None):
+                other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])
+                clash = np.flatnonzero((other >= 0) & (other != me))
+                if clash.size and not _in_while_loop():
+                    self._atomic_clash(region, elements, clash, other, "read", via="a later atomic")
+            _note_first_and_last(updated, elements, me)
+            return
+        if kind == "load" and (region.atomics or not region.given):
+            loaded = self._loaded_by.get(region)
+            if loaded is None:
+                loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            _note_first_and_last(loaded, elements, me)
+        if updated is None or (self.race is not None and region.map is None and
+                               (kind == "load" or self.race.kind == "write")):
+            return
+        first, last = updated[0, elements], updated[1, elements]
+        other = np.where(first != me, first, last)
+        clash = np.flatnonzero((other >= 0) & (other != me))
+        if clash.size and kind == "load" and _in_while_loop():
+            return
+        self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
+
+    def _atomic_clash(self, region, elements, clash, other, kind, via=""):
+        if not clash.size:
+            return
+        if region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if self.race is None or (kind == "write" and self.race.kind == "read"):
+            self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), via=via, atomic=True)
+
     def _check_read_race(self, region: Region, elements: np.ndarray):
         owners = self._stored_by.get(region)
         if owners is None or (self.race is not None and region.map is None):
@@ -617,10 +943,10 @@ class Recorder:
         if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
-    def _race(self, kind, region, element, first, via="", same=False, whole=False):
+    def _race(self, kind, region, element, first, via="", same=False, whole=False, atomic=False):
         where, code = _kernel_line()
         self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
-                         same, whole)
+                         same, whole, atomic)
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
@@ -685,9 +1011,23 @@ class Recorder:
             where, code = _kernel_line()
             self.wide_tile = ((tuple(int(size) for size in shape), most), where, code)
 
+    def dot_is_live(self, index: int) -> bool:
+        """Whether tl.dot call `index` did work that reached a store: its result (not multiplied by a constant
+        zero, nor overwritten) reached one, and, where DotShadows watched, perturbing its result moved one."""
+        if index not in self.live_dots:
+            return False
+        return self.shadows is None or self.shadows.moved_a_store(self.dot_calls[index][0])
+
     def dead_dot_work(self) -> int:
         """Multiply-adds of tl.dot calls whose results never reached a store."""
-        return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if index not in self.live_dots)
+        return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if not self.dot_is_live(index))
+
+
+def _note_first_and_last(programs: np.ndarray, elements: np.ndarray, me: int):
+    """Per element, the first program (row 0) and the last (row 1) to touch it: `me` now."""
+    fresh = programs[0, elements] < 0
+    programs[0, elements[fresh]] = me
+    programs[1, elements] = me
 
 
 def _add(counts: dict, program: tuple, region: Region, amount: int):
@@ -899,6 +1239,8 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
                 _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
             if kind != "load" and _active.dot_calls:
                 _active._mark_live(args)
+            if _active.shadows is not None and _active.dot_calls:
+                _active.shadows.reaches(args, mask)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
@@ -953,6 +1295,8 @@ def _wrap_tagging(original, name):
     def wrapper(*args, **kwargs):
         result = original(*args, **kwargs)
         if _active is not None:
+            if _active.shadows is not None and _active.dot_calls and name != "create_dot":  # see _wrap_dot
+                _active.shadows.op(original, name, result, args, kwargs)
             _active._tag(result, args)
             if splat and isinstance(getattr(result, "attr", None), dict):
                 result.attr[_SPLAT] = True
@@ -992,7 +1336,7 @@ def _wrap_dot(original):
         result = original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
         if _active is None:
             return result
-        counted = None
+        counted, line = None, None
         if np.any(a.data) or np.any(b.data):  # zeros by zeros: no work (one zero block may be honest: queries
             # that are all 0)
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
@@ -1010,6 +1354,8 @@ def _wrap_dot(original):
         _active._carry_dots(result, args[:3], multiply=False)  # what the operands and the accumulator came from
         if counted is not None and isinstance(getattr(result, "attr", None), dict):
             result.attr[_DOTS] = result.attr.get(_DOTS, frozenset()) | {counted}
+        if _active.shadows is not None:
+            _active.shadows.dot(original, line, result, (a, b), args[2:], kwargs, own=counted is not None)
         return result
     return wrapper
 
@@ -1019,6 +1365,9 @@ def _wrap_reduce(apply):
     the tl.dot ids of their inputs too."""
     def wrapper(self, input, *args, **kwargs):
         result = apply(self, input, *args, **kwargs)
+        if _active is not None and _active.shadows is not None and _active.dot_calls:
+            _active.shadows.reduce(apply, self, input if isinstance(input, (tuple, list)) else (input,), result,
+                                   args, kwargs)
         if _active is not None and _active.dot_calls:
             inputs = input if isinstance(input, (tuple, list)) else (input,)
             handles = [getattr(value, "handle", None) for value in inputs]

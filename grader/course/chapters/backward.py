@@ -87,6 +87,9 @@ SOFTMAX_BACKWARD_CASES = (
     Case("large", dict(N0=64, T=2000), dict(B0=8, B1=256)),
     Case("peaked rows", dict(N0=8, T=500), dict(B0=4, B1=128), fill=per_input(y=normal(10.0)),
          about="logits of scale 10: y spans many magnitudes"),
+    Case("65 blocks per row", dict(N0=3, T=1029), dict(B0=2, B1=16),
+         about="65 blocks of 16 in a row: a row held in a dozen separate tiles, so that y and dy are read once, is "
+               "too short; both passes must loop over the whole row, however long"),
     Case("rows of 2**20", dict(N0=2, T=1 << 20), dict(B0=1, B1=1 << 14),
          about="rows as long as the benchmark's 128 x 2**20 (two rows keep the interpreter fast); on a GPU, "
                "offsets past 2**31 need int64 from 2,048 such rows"),
@@ -187,6 +190,9 @@ CROSS_ENTROPY_BACKWARD_CASES = (
                         "a language model's vocabulary (three rows keep the interpreter fast); on a GPU, offsets "
                         "pass 2**31 from 16,778 such rows"),
     _cross_entropy_case("large", 64, 5000, 1024),
+    _cross_entropy_case("65 blocks per row", 2, 1029, 16,
+                        "65 blocks of 16 in a row: a row of logits held in a dozen separate tiles, so that x is read "
+                        "once, is too short; the loop must run over the whole row, however long", ignored=0.0),
 )
 
 
@@ -452,6 +458,12 @@ ATTENTION_BACKWARD_CASES = (
                           "must be tl.dot calls to reach the budget's work"),
     _attention_case("one key block", 64, 20, 32, 16, 32, about="T < BK: one key-block program walks every query"),
     _attention_case("many key blocks", 40, 1001, 16, 16, 64, about="16 key blocks, the last partial"),
+    _attention_case("65 key blocks", 16, 1029, 16, 16, 16,
+                    about="65 key blocks of 16, the last partial: each query block's walk must loop over every key "
+                          "block, however many (a dozen tiles held at once are too few)"),
+    _attention_case("65 query blocks", 1029, 16, 16, 16, 16,
+                    about="65 query blocks of 16, the last partial: each key block's walk must loop over every query "
+                          "block, however many (a dozen tiles held at once are too few)"),
     _attention_case("N = 3001", 3001, 45, 16, 128, 32,
                     about="3001 queries (no block divides it) against 45 keys (the interpreter is slow at N x T; the "
                           "benchmark runs N = T = 3001)"),

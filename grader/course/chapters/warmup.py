@@ -137,6 +137,9 @@ ROW_SUM_CASES = (
     Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
     Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
     Case("large", dict(N0=300, T=700), dict(B0=16, B1=128)),
+    Case("65 blocks per row", dict(N0=3, T=1029), dict(B0=2, B1=16),
+         about="65 blocks of 16 in a row: the loop must run over the whole row, however long (a row held in a few "
+               "separate tiles is too short)"),
     Case("cancelling magnitudes 1e4", dict(N0=8, T=333), dict(B0=8, B1=64), fill=normal(1e4),
          about="sums near zero from large terms; the tolerance scales with the sum of |x|"),
 )
