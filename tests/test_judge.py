@@ -181,11 +181,11 @@ def test_the_interpreter_checks_of_a_native_grading_run_the_small_cases_and_are_
     assert sorted(checked[4]) == small and all(c.passed for c in checked[4].values())
     native = [CaseResult(c.name, True, "passed") for c in puzzle.cases]
     wrong = {0: CaseResult(puzzle.cases[0].name, False, "budget", "x read 4.0x")}
-    merged = runner._combined(native, {**checked[4], **wrong})
+    merged = runner.combined(native, {**checked[4], **wrong})
     assert merged[0].reason == "budget" and merged[0].message.startswith(runner.INTERPRETER_FOUND)
     assert merged[1].passed and merged[1].accesses == checked[4][1].accesses
     failed_natively = [CaseResult(puzzle.cases[0].name, False, "error", "PassManager::run failed")]
-    assert "the interpreter passes this case" in runner._combined(failed_natively, checked[4])[0].message
+    assert "the interpreter passes this case" in runner.combined(failed_natively, checked[4])[0].message
 
 
 def test_guard_zones_catch_a_store_past_a_tensor_and_poison_fresh_outputs():

@@ -76,7 +76,7 @@ def test_natively_the_interpreters_finding_is_the_report():
     checked = {0: CaseResult("a", False, "race", "two programs stored z[4]", hint="give each element one program"),
                1: CaseResult("b", False, "out_of_bounds", "x[200..231] read"), 2: CaseResult("c", True, "passed"),
                3: CaseResult("d", False, "timeout", "stopped after 30 s")}
-    combined = runner._combined(native, checked)
+    combined = runner.combined(native, checked)
     assert [c.reason for c in combined] == ["race", "out_of_bounds", "mismatch", "mismatch"]
     assert combined[0].hint == "give each element one program" and "(on the GPU: 12 of 32" in combined[0].message
     assert combined[1].message.startswith(runner.INTERPRETER_FOUND)

@@ -27,7 +27,6 @@ costs one case, and a fresh worker carries on with the next.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import threading
@@ -40,9 +39,10 @@ from grader.course import registry
 from grader.course.cases import spec_args
 from grader.course.puzzle import skip_reason
 from grader.judge import processes, submission
+from grader.judge.joined import INTERPRETER_FOUND, Joined, combined  # noqa: F401 (tests name them here)
 from grader.judge.processes import GRACE, WALL_FACTOR, Broken, Limit
 from grader.judge.submission import vet_submission
-from grader.judge.verdict import CaseResult, PuzzleResult, assemble, ends_puzzle, judge, prepare, result_for
+from grader.judge.verdict import CaseResult, PuzzleResult, ends_puzzle, judge, prepare, result_for
 from grader.paths import shown, source_path
 from grader.safe_output import clean_text, one_line
 
@@ -327,34 +327,6 @@ def interpreter_problem() -> str | None:
             f"native grading, so only values were graded: {problems[0]}")
 
 
-INTERPRETER_FOUND = "the GPU computed the right values, but the interpreter's checks of the same kernels found: "
-
-
-def _combined(native: list[CaseResult], checked: dict[int, CaseResult]) -> list[CaseResult]:
-    """A case passes natively only if the interpreter's checks pass it too. Where the checks find a bug, their
-    report is the one shown, reason and hint (they name the tensor, the lanes, the line), with what the GPU said
-    beside it; where only the GPU fails a case, the GPU's report says that the interpreter passes it. Where both
-    pass, the interpreter's record gives the report its traffic."""
-    combined = []
-    for index, case in enumerate(native):
-        other = checked.get(index)
-        if other is None or other.reason in ("skipped", "timeout", "crashed"):  # no finding of the interpreter's
-            combined.append(case)
-        elif case.passed and not other.passed:
-            combined.append(dataclasses.replace(other, message=INTERPRETER_FOUND + other.message))
-        elif case.passed:
-            combined.append(dataclasses.replace(case, accesses=other.accesses, programs=other.programs,
-                                                coach=other.coach))
-        elif not other.passed:
-            gpu = one_line(case.message)[:300]
-            combined.append(dataclasses.replace(other, message=f"{other.message}\n  (on the GPU: {gpu})"))
-        else:
-            combined.append(dataclasses.replace(case, message=f"on the GPU: {case.message}\n  (the interpreter "
-                                                "passes this case: the GPU compiler or the GPU itself differs; see "
-                                                "the message above)"))
-    return combined
-
-
 def read_submission(puzzle: registry.Puzzle, impl: str, file: str | None) -> tuple[dict | None, list, list[str]]:
     """Kernel-only grading, in the judge: the puzzle's kernel job from the learner's file or a --file
     (``submission.kernel_job``), or, where there is nothing to run, the results that say why (a refused or
@@ -388,7 +360,7 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     it, and the worker runs them under the puzzle's own launcher. `own_launcher` (the practice path) and the
     reference solutions import the whole file in the worker and grade its launcher; such a result is not to be
     trusted by a classroom (``PuzzleResult.trusted``). Natively, the interpreter's checks of the same kernels run
-    beside the GPU's run, in a worker of their own (``_combined`` joins the two); a puzzle this GPU cannot run
+    beside the GPU's run, in workers of their own (``joined.combined`` joins the two); a puzzle this GPU cannot run
     (``Puzzle.unsupported_on``; capability: the GPU's, found when None) is graded in the interpreter instead, and
     its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
     judged; `on_result` with each PuzzleResult as soon as its puzzle is decided, in the order of `puzzles`. With
@@ -396,11 +368,55 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     workers of each kind grade side by side natively (``processes.workers_for`` by default). Raises ``Broken``
     when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
-    kernel_only = not own_launcher and impl != "solutions"
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
-    decided: dict[int, list[CaseResult]] = {}  # results known without a worker
-    kernels: dict[int, dict] = {}
-    if kernel_only:
+    kernels, decided = _read(puzzles, impl, file, own_launcher, notices)
+    modes = _modes(puzzles, interpret, capability, notices)
+    references = ThreadPoolExecutor(max_workers=2 if interpret else 4, thread_name_prefix="reference")
+    workers = workers or processes.workers_for(interpret)
+    gradings = [_Grading(share, impl, file, seed, in_interpreter, timeout, grace, kernels, progress,
+                         first_failure=first_failure, references=references)
+                for in_interpreter, share in _deal(puzzles, modes, decided, interpret, workers)]
+    native = [p for p in puzzles if modes[p.number] == "native" and p.number not in decided]
+    checks = [_Grading([p for p in native if p.number in only], impl, file, seed, True, timeout, grace, kernels,
+                       only=only, first_failure=first_failure, references=references)
+              for only in _checks_dealt(native, workers, notices)]
+    processes.become_subreaper()
+    spare = processes.descendants(excluded=processes.prestarted_pids())  # the prestarted workers are ours to end
+    # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a
+    # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
+    # kernel keeps the edit; nor for kernel-only grading, which runs none of the file's Python.)
+    runs_code = any(grading.pending for grading in gradings)
+    grader_files = processes.snapshot_grader() if file is not None and own_launcher and runs_code else None
+    together = Joined(puzzles, gradings, checks, decided, modes, notices, seed,
+                      {p.number: shown(source_path(p, impl, file)) for p in puzzles}, own_launcher,
+                      on_result if grader_files is None else None)
+    stopped_by, tampered = None, []
+    try:
+        _run_side_by_side([*gradings, *checks], spare)
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
+        stopped_by = exc.args[0] if exc.args else "SIGINT"
+    finally:
+        references.shutdown(wait=False, cancel_futures=True)
+        if grader_files is not None:
+            tampered = processes.restore_grader(grader_files)
+    done = together.done()
+    if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
+        for puzzle in done:
+            together.cases(puzzle.number).append(CaseResult(
+                "grader files", False, "error", f"the submission changed the grader's own files "
+                f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
+    assembled = [together.assemble(p) for p in done]
+    if stopped_by is not None:
+        raise Interrupted(assembled, stopped_by)
+    return assembled
+
+
+def _read(puzzles: list[registry.Puzzle], impl: str, file: str | None, own_launcher: bool,
+          notices: dict[int, list[str]]) -> tuple[dict[int, dict], dict[int, list[CaseResult]]]:
+    """The kernel jobs of kernel-only grading (the default for puzzles/ and --file), and the results known without
+    a worker (a refused or unreadable file, a stub); the notes of the reading go to `notices`."""
+    kernels, decided = {}, {}
+    if not own_launcher and impl != "solutions":
         for puzzle in puzzles:
             job, results, notes = read_submission(puzzle, impl, file)
             notices[puzzle.number] += notes
@@ -412,74 +428,53 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
         refusal = vet_submission(file)
         if refusal is not None:
             decided = {p.number: [CaseResult("import", False, "error", refusal)] for p in puzzles}
-    modes = _modes(puzzles, interpret, capability, notices)
-    references = ThreadPoolExecutor(max_workers=2 if interpret else 4, thread_name_prefix="reference")
-    workers = workers or processes.workers_for(interpret)
-    # Gradings per mode (a worker picks the interpreter or the GPU when it starts: TRITON_INTERPRET), each of a
-    # share of the puzzles, `workers` of them side by side (natively one GPU is shared as gradings side by side
-    # share it; in the interpreter each is a core, so by default one).
-    gradings = []
+    return kernels, decided
+
+
+def _deal(puzzles, modes, decided, interpret: bool, workers: int):
+    """(in the interpreter?, the puzzles) of each grading: per mode (a worker picks the interpreter or the GPU when
+    it starts: TRITON_INTERPRET), the mode's puzzles dealt round to `workers` gradings side by side (natively one
+    GPU is shared as gradings side by side share it; in the interpreter each is a core, so by default one)."""
     for in_interpreter in sorted({interpret, *(m == "interpreter" for m in modes.values())}):
         ours = [p for p in puzzles if (modes[p.number] == "interpreter") == in_interpreter and p.number not in decided]
         for share in _shares(ours, workers):
-            gradings.append(_Grading(share, impl, file, seed, in_interpreter, timeout, grace, kernels, progress,
-                                     first_failure=first_failure, references=references))
-    checks = []
-    native = [p for p in puzzles if modes[p.number] == "native" and p.number not in decided]
-    if native:  # a native "Solved" must also be an interpreter "Solved"
-        skipped = interpreter_problem()
+            yield in_interpreter, share
+
+
+def _checks_dealt(native: list[registry.Puzzle], workers: int, notices: dict[int, list[str]]) -> list[dict]:
+    """The interpreter's checks of the native puzzles (a native "Solved" must also be an interpreter "Solved"):
+    the small cases dealt round to `workers` interpreters, the first case of each puzzle first, as the `only` of
+    each; none, with a notice, where this machine's interpreter cannot run them."""
+    skipped = interpreter_problem() if native else None
+    if skipped:
         for puzzle in native:
-            if skipped:
-                notices[puzzle.number].append(skipped)
-        if not skipped:  # the small cases, dealt round to `workers` interpreters: the first case of each first
-            small = {p.number: _small_cases(p) for p in native}
-            for share in range(workers):
-                only = {n: cases[share::workers] for n, cases in small.items() if cases[share::workers]}
-                if only:
-                    checks.append(_Grading([p for p in native if p.number in only], impl, file, seed, True, timeout,
-                                           grace, kernels, only=only, first_failure=first_failure,
-                                           references=references))
-    runs_code = any(grading.pending for grading in gradings)
-    processes.become_subreaper()
-    spare = processes.descendants(excluded=processes.prestarted_pids())  # the prestarted workers are ours to end
-    # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a
-    # change voids the grade. (Not for puzzles/ or solutions/: whoever edits the grader while grading their own
-    # kernel keeps the edit; nor for kernel-only grading, which runs none of the file's Python.)
-    grader_files = processes.snapshot_grader() if file is not None and own_launcher and runs_code else None
-    joined = _Joined(puzzles, gradings, checks, decided, modes, notices, seed, impl, file, own_launcher,
-                     on_result if grader_files is None else None)
-    tampered, stopped_by, stop = [], None, threading.Event()
-    threads = [threading.Thread(target=_run_part, args=(part, spare, stop), daemon=True)
-               for part in [*gradings, *checks]]
+            notices[puzzle.number].append(skipped)
+        return []
+    small = {p.number: _small_cases(p) for p in native}
+    dealt = [{n: cases[share::workers] for n, cases in small.items() if cases[share::workers]}
+             for share in range(workers)]
+    return [only for only in dealt if only]
+
+
+def _run_side_by_side(parts: list[_Grading], spare: set[int]) -> None:
+    """Run each grading on a thread of its own until all end; raise the first failure (Broken), or the Ctrl-C that
+    stopped them, after every worker has been ended."""
+    stop = threading.Event()
+    threads = [threading.Thread(target=_run_part, args=(part, spare, stop), daemon=True) for part in parts]
     try:
         for thread in threads:
             thread.start()
         for thread in threads:
             while thread.is_alive():  # a join with a timeout, so that Ctrl-C reaches this thread
                 thread.join(0.2)
-        for part in [*gradings, *checks]:
+        for part in parts:
             if part.failure is not None:
                 raise part.failure
-    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it (show/cli.py)
-        stopped_by = exc.args[0] if exc.args else "SIGINT"
     finally:
         stop.set()
         processes.kill_descendants(spare, processes.prestarted_pids())
         for thread in threads:
             thread.join()
-        references.shutdown(wait=False, cancel_futures=True)
-        if grader_files is not None:
-            tampered = processes.restore_grader(grader_files)
-    done = joined.done()
-    if tampered:  # this grade was judged by the grader as loaded before; it is void all the same
-        for puzzle in done:
-            joined.cases(puzzle.number).append(CaseResult(
-                    "grader files", False, "error", f"the submission changed the grader's own files "
-                    f"({', '.join(tampered[:5])}): they were restored, and this grade is void"))
-    assembled = [joined.assemble(p) for p in done]
-    if stopped_by is not None:
-        raise Interrupted(assembled, stopped_by)
-    return assembled
 
 
 def _modes(puzzles: list[registry.Puzzle], interpret: bool, capability: tuple[int, int] | None,
@@ -514,63 +509,6 @@ def _run_part(part: _Grading, spare: set[int], stop: threading.Event) -> None:
     except BaseException as exc:
         part.failure = exc
         stop.set()
-
-
-class _Joined:
-    """The results of a grading's parts (gradings of shares of the puzzles, the interpreter's checks of native
-    puzzles, the puzzles decided without a worker), put together per puzzle; each puzzle's result goes to
-    `on_result` as soon as every part has finished it and the puzzles before it have gone."""
-
-    def __init__(self, puzzles, gradings, checks, decided, modes, notices, seed, impl, file, own_launcher, on_result):
-        self.puzzles, self.gradings, self.checks, self.decided = puzzles, gradings, checks, decided
-        self.modes, self.notices, self.seed, self.own_launcher = modes, notices, seed, own_launcher
-        self.sources = {p.number: shown(source_path(p, impl, file)) for p in puzzles}
-        self.on_result = on_result
-        self.results: dict[int, list[CaseResult]] = {}
-        self.sent = 0  # puzzles given to on_result
-        self.lock = threading.Lock()
-        for part in [*gradings, *checks]:
-            part.on_finished = self._finished
-
-    def _finished_by(self, part: _Grading, number: int) -> bool:
-        return number in part.results and number not in part.pending
-
-    def _ready(self, number: int) -> bool:
-        if number in self.decided:
-            return True
-        return any(self._finished_by(g, number) for g in self.gradings) and \
-            all(self._finished_by(c, number) for c in self.checks if number in c.results)
-
-    def _finished(self, _number: int) -> None:
-        if self.on_result is None:
-            return
-        with self.lock:
-            while self.sent < len(self.puzzles) and self._ready(self.puzzles[self.sent].number):
-                self.on_result(self.assemble(self.puzzles[self.sent]))
-                self.sent += 1
-
-    def cases(self, number: int) -> list[CaseResult]:
-        """The puzzle's results, its parts joined (once: later calls return the same list)."""
-        if number not in self.results:
-            cases = self.decided.get(number) or next(g.results[number] for g in self.gradings
-                                                     if number in g.results)
-            checked = {index: result for c in self.checks if number in c.results
-                       for index, result in zip(c.order[number], c.results[number])}
-            if checked and self.modes[number] == "native":
-                cases = _combined(cases, checked)
-            self.results[number] = cases
-        return self.results[number]
-
-    def assemble(self, puzzle: registry.Puzzle) -> PuzzleResult:
-        number = puzzle.number
-        worker_notices = [n for g in self.gradings for n in g.notices.get(number, [])]
-        return assemble(puzzle, self.cases(number), self.seed, self.modes[number], self.sources[number],
-                        self.notices[number] + worker_notices, trusted=not self.own_launcher)
-
-    def done(self) -> list[registry.Puzzle]:
-        """The puzzles graded to their end (those a stop cut short are left out)."""
-        return [p for p in self.puzzles if p.number in self.decided or
-                any(self._finished_by(g, p.number) for g in self.gradings)]
 
 
 def map_case(puzzle: registry.Puzzle, index: int, impl: str, file: str | None, seed: int, timeout: float,
