@@ -31,9 +31,7 @@ def main() -> None:
 
     if mode.interpret:
         gpu_compile.prestart()  # the compile helper imports triton while this process imports the rest
-    from grader import protocol, transfer
-    from grader.course import registry
-    from grader.worker import execute, loader
+    from grader.worker import execute
 
     execute.INTERACTIVE = False  # no terminal reaches this process: a KeyboardInterrupt is the graded code's
 
@@ -41,53 +39,63 @@ def main() -> None:
     job = json.loads(sys.stdin.read())
     if job["interpret"] != mode.interpret:
         raise SystemExit(f"a job for the {'interpreter' if job['interpret'] else 'GPU'} given to a worker of the other")
-
-    def load(number: int, kernels: dict | None = None):
-        """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said).
-        With `kernels`, the submission's kernels under the puzzle's own launcher (kernel-only grading)."""
-        puzzle = registry.find(number)
-        emit(event="load", puzzle=puzzle.number)
-        try:
-            if kernels is not None:
-                return puzzle, loader.load_kernels(puzzle, kernels, mode.device)
-            return puzzle, loader.load_launcher(puzzle, job["impl"], job["file"])
-        except loader.LoadError as exc:
-            emit(event="load_error", puzzle=puzzle.number, message=str(exc))
-            return puzzle, None
-
     if job.get("map") is not None:  # one case, for its access maps (grader.worker.recording), not for a grade
         from grader.worker import recording
 
-        puzzle, launcher = load(job["puzzles"][0]["puzzle"], job["puzzles"][0].get("kernels"))
+        puzzle, launcher = _load(job, job["puzzles"][0], mode, emit)
         if launcher is not None:
             maps = recording.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
             emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
-
     ahead = _Ahead(job["seed"]) if not mode.interpret else None  # natively, the next case's inputs meanwhile
     for item in job["puzzles"]:
-        puzzle, launcher = load(item["puzzle"], item.get("kernels"))
-        if launcher is None:
-            continue
-        for position, index in enumerate(item["cases"]):
-            emit(event="start", puzzle=puzzle.number, case=index)
-            made = ahead.take(puzzle, index, item["cases"][position + 1:position + 2]) if ahead else None
-            execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
-                                        job["timeout"], trusted_launcher=item.get("kernels") is not None, made=made)
-            try:
-                sent = transfer.execution_to_json(execution)
-            except Exception as exc:  # a returned value the grader cannot read (a meta-device tensor, say)
-                execution = transfer.Execution(early=transfer.Outcome(
-                    "bad_output", f"the launcher returned something the grader cannot read back: "
-                                  f"{execute.explain_exception(exc)}"))
-                sent = transfer.execution_to_json(execution)
-            emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
-            if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
-                events.flush()
-                os._exit(0)  # at once: tearing down a lost CUDA context at exit can abort, which reads as a crash
-            if execution.early is not None and protocol.ends_puzzle(execution.early.reason, index):
-                break
-        emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
+        puzzle, launcher = _load(job, item, mode, emit)
+        if launcher is not None:
+            _run_cases(job, item, puzzle, launcher, mode, emit, ahead)
+
+
+def _load(job: dict, item: dict, mode, emit):
+    """The puzzle and its launcher, after a load event; None for the launcher when the import failed (said).
+    With the item's kernels, the submission's kernels under the puzzle's own launcher (kernel-only grading)."""
+    from grader.course import registry
+    from grader.worker import loader
+
+    puzzle = registry.find(item["puzzle"])
+    emit(event="load", puzzle=puzzle.number)
+    try:
+        if item.get("kernels") is not None:
+            return puzzle, loader.load_kernels(puzzle, item["kernels"], mode.device)
+        return puzzle, loader.load_launcher(puzzle, job["impl"], job["file"])
+    except loader.LoadError as exc:
+        emit(event="load_error", puzzle=puzzle.number, message=str(exc))
+        return puzzle, None
+
+
+def _run_cases(job: dict, item: dict, puzzle, launcher, mode, emit, ahead) -> None:
+    """The item's cases, a start and an execution event each, then done (the protocol: grader/judge/runner.py)."""
+    from grader import protocol, transfer
+    from grader.worker import execute
+
+    for position, index in enumerate(item["cases"]):
+        emit(event="start", puzzle=puzzle.number, case=index)
+        made = ahead.take(puzzle, index, item["cases"][position + 1:position + 2]) if ahead else None
+        execution = execute.execute(puzzle, launcher, puzzle.cases[index], job["seed"], mode.device,
+                                    job["timeout"], trusted_launcher=item.get("kernels") is not None, made=made)
+        try:
+            sent = transfer.execution_to_json(execution)
+        except Exception as exc:  # a returned value the grader cannot read (a meta-device tensor, say)
+            execution = transfer.Execution(early=transfer.Outcome(
+                "bad_output", f"the launcher returned something the grader cannot read back: "
+                              f"{execute.explain_exception(exc)}"))
+            sent = transfer.execution_to_json(execution)
+        emit(event="execution", puzzle=puzzle.number, case=index, execution=sent)
+        if execute.CONTEXT_LOST:  # the GPU is unusable in this process: a fresh worker runs the next case
+            # At once (the event pipe is line-buffered: the execution is sent): tearing down a lost CUDA context at
+            # exit can abort, which the judge would read as a crash before the next case.
+            os._exit(0)
+        if execution.early is not None and protocol.ends_puzzle(execution.early.reason, index):
+            break
+    emit(event="done", puzzle=puzzle.number, notices=execute.mode_notices(mode.device))
 
 
 class _Ahead:
