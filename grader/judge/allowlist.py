@@ -1,0 +1,325 @@
+"""What a kernel may hold, read from its syntax tree in the judge (grader.judge.submission reads the file and calls
+``kernel_problems`` on each @triton.jit function): tl's functions called on the kernel's own parameters and locals,
+other @triton.jit functions, literal constants, a few builtins; never a way into Python, Triton's internals or
+anything the interpreter and the GPU compiler would read differently (identity tests but against None, tl's
+functions used as values, ** arguments, strings but as a call's argument)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+
+# The builtins Triton's code generator accepts in a kernel (it evaluates them at compile time or lowers them).
+KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float", "print"})  # print: tl.device_print
+
+
+# Builtins Triton's code generator finds for a name that is neither a local yet nor a global
+# (CodeGenerator.builtin_namespace): a kernel may not name a local after those it may not call, or
+# `f = getattr(...)` before `getattr = 0` is read as the builtin when compiled.
+_TRITON_BUILTINS = frozenset({"getattr", "hasattr", "isinstance", "list", "print", "setattr", "delattr", "type",
+                              "vars", "dir", "globals", "locals", "eval", "exec", "compile", "open"})
+
+
+# Attributes that reach past a value: str.format can read any attribute through its format string.
+_FORBIDDEN_VALUE_ATTRIBUTES = frozenset({"format", "format_map", "mro", "handle", "to_ir"})
+
+
+# Statements and expressions a kernel body may hold: what Triton's code generator compiles, less what it would
+# evaluate as Python (comprehensions, lambdas, f-strings) or what no kernel needs (imports, classes, try, with).
+_KERNEL_NODES = (
+    ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For,
+    ast.While, ast.If, ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Assert, ast.BoolOp, ast.BinOp,
+    ast.UnaryOp, ast.Compare, ast.Call, ast.keyword, ast.IfExp, ast.Attribute, ast.Subscript, ast.Slice, ast.Name,
+    ast.Constant, ast.Tuple, ast.List, ast.Load, ast.Store, ast.operator, ast.boolop, ast.unaryop, ast.cmpop,
+    ast.expr_context,
+)
+
+
+MODULE_PREFIX = "triton.language"  # every module a kernel may reach (tl, tl.math, tl.extra.cuda.libdevice, ...)
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """'triton.language.constexpr' for a chain of names, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def is_literal(node: ast.AST) -> bool:
+    """A number, string, bool or None (negated or not), or a tuple of those."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+        return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+            not isinstance(node.value, bool)
+    if isinstance(node, ast.Tuple):
+        return all(is_literal(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None)))
+
+
+def resolve_alias(dotted: str | None, aliases: dict) -> str | None:
+    """'tl.constexpr' -> 'triton.language.constexpr', through the file's triton imports."""
+    if not dotted:
+        return None
+    head, _, rest = dotted.partition(".")
+    if head not in aliases:
+        return None
+    return f"{aliases[head]}.{rest}" if rest else aliases[head]
+
+
+def value_attributes() -> frozenset:
+    """The attributes a kernel may read of a value (a block, a descriptor, a dtype, a constexpr): the public ones
+    of triton.language's types, less those that reach past the value (``_FORBIDDEN_VALUE_ATTRIBUTES``)."""
+    import triton.language as tl
+
+    types = [tl.tensor, tl.dtype, tl.pointer_type, tl.block_type, tl.constexpr]
+    types += [getattr(tl.core, n) for n in ("tensor_descriptor_base", "tensor_descriptor") if hasattr(tl.core, n)]
+    names = {n for t in types for n in dir(t) if not n.startswith("_")}
+    # attributes set on instances, so not in dir() of their class
+    names |= {"shape", "dtype", "type", "numel", "value", "element_ty", "base", "strides", "block_shape", "name",
+              "primitive_bitwidth", "int_bitwidth", "int_signedness", "fp_mantissa_width", "scalar"}
+    return frozenset(names - _FORBIDDEN_VALUE_ATTRIBUTES)
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_object(dotted: str):
+    """The object a dotted name under triton names, or None if there is none. Found with getattr from triton as the
+    judge imported it, never by importing: a chain of names costs its length, and one seen before costs nothing
+    (thousands of `tl.a.b.c` chains once made the judge import every prefix of each)."""
+    import triton
+    import triton.language  # noqa: F401 - what a kernel reaches
+
+    head, *rest = dotted.split(".")
+    value = triton if head == "triton" else None
+    for attr in rest:
+        if value is None:
+            return None
+        try:
+            value = getattr(value, attr, None)
+        except Exception:  # noqa: BLE001 - a property that raises
+            return None
+    return value
+
+
+# The modules of triton.language a kernel names things in: tl itself, tl.math and libdevice. Its other modules
+# (tl.core, tl.standard, tl.semantic, ...) are Triton's internals, and a second name for one of tl's functions is a
+# second object in the interpreter, which patches tl.load but not tl.core.load.
+KERNEL_MODULES = frozenset({"triton.language", "triton.language.math", "triton.language.extra",
+                            "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
+                            "triton.language.extra.libdevice"})
+
+
+def _path_problem(dotted: str, resolved: str, values: frozenset) -> str | None:
+    """Why a name reached through a triton import is refused, by the path it takes (`resolved`: the path from
+    triton, `dotted`: as written), or None: it must go through KERNEL_MODULES to one of their names, and past that
+    name only to an attribute of a dtype or constexpr."""
+    import triton.language as tl
+
+    names = resolved.split(".")
+    for cut in range(2, len(names) + 1):
+        prefix = ".".join(names[:cut])
+        value = _module_object(prefix)
+        if value is None:
+            return None  # a name this triton lacks fails in the compiler, with its advice (tl.advance on 3.9)
+        if inspect.ismodule(value):
+            if prefix not in KERNEL_MODULES:
+                return (f"{dotted}: {prefix} is Triton's internals; a kernel names things in tl, tl.math and "
+                        "libdevice only (tl.load, not tl.core.load)")
+            continue
+        extra = names[cut:]
+        if extra and not (isinstance(value, (tl.dtype, tl.constexpr)) and all(a in values for a in extra)):
+            return (f"{dotted}: an attribute of {'.'.join(names[:cut])}; a kernel calls tl's functions and reads its "
+                    "dtypes, nothing inside them")
+        return None
+    return None
+
+
+def _inside_triton_language(value) -> bool:
+    """Whether an object a kernel reaches through a module belongs to triton.language: a module under it, a
+    function or class defined in it, a dtype or constexpr of it, or a plain number or string."""
+    import triton.language as tl
+
+    if inspect.ismodule(value):
+        return value.__name__.startswith(MODULE_PREFIX)
+    if isinstance(value, (tl.dtype, tl.constexpr, int, float, str, bool)):
+        return True
+    wrapped = getattr(value, "fn", None)  # triton.language's own @jit functions (tl.sum, tl.zeros, tl.cdiv)
+    module = getattr(wrapped if inspect.isfunction(wrapped) else value, "__module__", None) or ""
+    return module.startswith(MODULE_PREFIX)
+
+
+_INLINE_ASSEMBLY = ("inline_asm_elementwise",)
+_EXTERNAL = ("extern", "extern_elementwise", "dispatch")
+
+
+def _outside_triton(value, name: str = "") -> str | None:
+    """Why a kernel may not use an object of triton.language, or None: inline assembly and external libraries
+    leave Triton (and the interpreter cannot run them); target_info tells the GPU compile from the interpreter; the
+    plain Python functions of triton.language are the compiler's helpers, run as Python when a kernel calls them
+    (libdevice's stand-ins excepted: the compiler swaps them for the GPU's functions)."""
+    import triton.language as tl
+
+    # by name too: Triton's interpreter swaps some of triton.language's functions for stand-ins during a launch in
+    # this process (a notebook's, a test's), and the stand-in is not the function
+    if name in _INLINE_ASSEMBLY or value is getattr(tl, "inline_asm_elementwise", None) or \
+            value is getattr(tl.core, "inline_asm_elementwise", None):
+        return "inline assembly is not graded"
+    if name in _EXTERNAL or any(value is getattr(tl.core, n, None) for n in _EXTERNAL):
+        return "calls into an external library are not graded (tl.extra.libdevice's functions are)"
+    module = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+    if isinstance(module, str) and module.startswith("triton.language.semantic"):
+        return "Triton's compiler internals, not a kernel function"
+    if isinstance(module, str) and module.startswith("triton.language.target_info"):
+        return ("target_info answers is_cuda() with True when the grader compiles the kernel for the GPU and with "
+                "False in the interpreter: the kernel graded must be the one a GPU runs")
+    if inspect.isfunction(value) and not tl.core.is_builtin(value) and \
+            not (isinstance(module, str) and module.startswith("triton.language.extra")):
+        return "a helper of Triton's compiler, not a kernel function (tl.str_to_ty, for one, evaluates its argument)"
+    return None
+
+
+def kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
+                     elsewhere: dict, strings: frozenset = frozenset()) -> list[tuple[int, str]]:
+    """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
+    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message;
+    `strings`: the module constants that hold a string."""
+    problems = _string_problems(fn, strings)
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    stores = [n for root in fn.body for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    stored = {n.id for n in stores}
+    for node in stores:
+        if node.id in _TRITON_BUILTINS:
+            problems.append((node.lineno, f"a local named {node.id}: Triton reads the builtin {node.id} until the "
+                                          "local is assigned; name it otherwise"))
+    for name in sorted((params | stored) & set(aliases)):  # `tl = "{0.__class__}"` would make tl.format a str's
+        problems.append((fn.lineno, f"the name {name}: a parameter or local may not take the name of an import"))
+    module_level = names | KERNEL_BUILTINS | set(aliases)  # what an annotation, evaluated at import, may read
+    allowed = module_level | params | (stored - _TRITON_BUILTINS)
+    annotations = [a.annotation for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs + [fn.args.vararg,
+                   fn.args.kwarg] if a is not None and a.annotation is not None] + ([fn.returns] if fn.returns else [])
+    outside = {id(n) for root in annotations for n in ast.walk(root)}
+    if fn.args.vararg or fn.args.kwarg:
+        problems.append((fn.lineno, "*args or **kwargs in a kernel's parameters"))
+    for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
+        if not is_literal(default):
+            problems.append((default.lineno, f"the default {ast.unparse(default)[:40]}: a parameter's default "
+                                             "is a literal"))
+    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    # Where a name of triton.language may stand other than called: the base of an attribute, an annotation
+    bases = {id(n.value) for n in walked if isinstance(n, ast.Attribute)}  # `tl.core` in `tl.core.load`
+    called = {id(n.func) for n in walked if isinstance(n, ast.Call)} | bases | outside | \
+        {id(part) for n in walked if isinstance(n, ast.AnnAssign) for part in ast.walk(n.annotation)}
+    for node in walked:
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+            problems += _as_a_value(node, aliases, params | stored)
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            for at, op in enumerate(node.ops):
+                if isinstance(op, (ast.Is, ast.IsNot)) and not any(
+                        isinstance(v, ast.Constant) and v.value is None for v in sides[at:at + 2]):
+                    problems.append((node.lineno, f"`{ast.unparse(node)[:60]}`: a kernel tests identity against None "
+                                                  "only (`x is None`); use == to compare values"))
+        if isinstance(node, ast.FunctionDef):
+            problems.append((node.lineno, "a function defined inside a kernel: make it a @triton.jit function"))
+        elif not isinstance(node, _KERNEL_NODES):
+            problems.append((getattr(node, "lineno", fn.lineno), f"{type(node).__name__.lower()} "
+                             "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
+                             "try, with, global or class)"))
+        elif isinstance(node, ast.Name):
+            if node.id.startswith("__"):  # `_online_update` and `for _ in ...` are names like any other
+                problems.append((node.lineno, f"the name {node.id}: names starting with __ are not allowed"))
+            elif isinstance(node.ctx, ast.Load) and node.id not in (module_level if id(node) in outside
+                                                                      else allowed):
+                problems.append((node.lineno, f"the name {node.id}: " + elsewhere.get(
+                    node.id, "an annotation reads tl and module-level names only" if id(node) in outside else
+                    "a kernel reads its parameters, its locals, tl, other @triton.jit functions and literal "
+                    "constants only")))
+            elif isinstance(node.ctx, ast.Load) and node.id in aliases and node.id not in stored | params:
+                why = _outside_triton(_module_object(aliases[node.id]), aliases[node.id].rsplit(".", 1)[-1]) or \
+                    _path_problem(node.id, aliases[node.id], values)
+                if why:
+                    problems.append((node.lineno, why if why.startswith(f"{node.id}: ") else f"{node.id}: {why}"))
+        elif isinstance(node, ast.Attribute):
+            if node.attr.startswith("_"):
+                problems.append((node.lineno, f".{node.attr}: attributes starting with _ are not allowed"))
+            elif isinstance(node.ctx, ast.Store):
+                problems.append((node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with "
+                                              "tl.store, never attributes"))
+            else:
+                problems += _attribute_problems(node, aliases, values, id(node) not in bases)
+        elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
+            problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
+        elif isinstance(node, ast.keyword) and node.arg is None:
+            problems.append((node.value.lineno, f"**{ast.unparse(node.value)[:40]}: pass each keyword by its name"))
+    return problems
+
+
+def _string_problems(fn: ast.FunctionDef, strings: frozenset) -> list[tuple[int, str]]:
+    """A string in a kernel is a whole argument of a call (a message, `float("-inf")`, an option such as
+    eviction_policy=) or a statement of its own (a docstring), never an operand: `"%s" % x` is the interpreter's
+    numbers and the compiler's description of a block, a constexpr that differs between the two. The same holds for
+    a module constant that holds a string (`strings`)."""
+    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    allowed = set()
+    for node in walked:  # not the decorator: @triton.jit's options are checked apart (_jit_options_problem)
+        if isinstance(node, ast.Call):
+            allowed.update(id(a) for a in node.args)
+        elif isinstance(node, ast.keyword):
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Expr):
+            allowed.add(id(node.value))
+    found = []
+    for node in walked:
+        text = isinstance(node, ast.Constant) and isinstance(node.value, str) or \
+            isinstance(node, ast.Name) and node.id in strings and isinstance(node.ctx, ast.Load)
+        if text and id(node) not in allowed:
+            found.append((node.lineno, f"{ast.unparse(node)[:40]}: a string in a kernel is a call's argument (a "
+                                       "message, an option) and nothing else; a kernel computes no strings"))
+    return found
+
+
+def _as_a_value(node: ast.AST, aliases: dict, local: set) -> list[tuple[int, str]]:
+    """A function or module of triton.language used other than called (compared, passed, stored): refused, since
+    the interpreter runs its own stand-in for each of tl's functions, so a test on the function itself (`==`, `is`,
+    a name for it) is one thing there and another on the GPU. Dtypes and constexprs are values like any other."""
+    dotted = dotted_name(node)
+    if dotted is None or dotted.split(".")[0] in local:
+        return []
+    if dotted in KERNEL_BUILTINS:  # `print` is tl.device_print when compiled and Python's print in the interpreter
+        return [(node.lineno, f"{dotted} used as a value: a kernel calls the builtins it may use")]
+    resolved = resolve_alias(dotted, aliases)
+    value = _module_object(resolved) if resolved else None
+    if value is None or not (callable(value) or inspect.ismodule(value)):
+        return []
+    return [(node.lineno, f"{dotted} used as a value: a kernel calls tl's functions (the interpreter runs a "
+                          "stand-in for each, so a test on the function itself differs from the GPU's)")]
+
+
+def _attribute_problems(node: ast.Attribute, aliases: dict, values: frozenset,
+                        outermost: bool = True) -> list[tuple[int, str]]:
+    """An attribute read: through a triton module, the object it names must belong to triton.language, by a path
+    through tl's own modules (checked at the chain's outermost attribute); on a value (a block, a dtype), the
+    attribute must be one of triton.language's types."""
+    dotted = dotted_name(node)
+    resolved = resolve_alias(dotted, aliases)
+    if resolved is not None:
+        value = _module_object(resolved)
+        why = _outside_triton(value, resolved.rsplit(".", 1)[-1]) if value is not None else None
+        if why:
+            return [(node.lineno, f"{dotted}: {why}")]
+        if value is not None and not _inside_triton_language(value):
+            return [(node.lineno, f"{dotted}: a kernel reaches triton.language only")]
+        why = _path_problem(dotted, resolved, values) if outermost else None
+        return [(node.lineno, why)] if why else []
+    base = node.value
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    if isinstance(base, ast.Name) and base.id in aliases:
+        return []  # checked whole, at the outermost attribute of the chain
+    if node.attr not in values:
+        return [(node.lineno, f".{node.attr}: not an attribute of a Triton block, descriptor or dtype")]
+    return []
