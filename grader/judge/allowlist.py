@@ -99,9 +99,27 @@ def _module_object(dotted: str):
         if value is None:
             return None
         try:
-            value = getattr(value, attr, None)
+            value = _unpatched(getattr(value, attr, None))
         except Exception:  # noqa: BLE001 - a property that raises
             return None
+    return value
+
+
+def _unpatched(value):
+    """The tl function behind the interpreter's stand-in for it, where a kernel ran in the interpreter in this
+    process before (a notebook, the grader's tests): the verdict on a name must not depend on that. Triton's
+    interpreter swaps each builtin for a lambda that keeps the builtin as a keyword's default (`member=member`),
+    or a partial of it."""
+    import functools
+
+    import triton.language as tl
+
+    if isinstance(value, functools.partial) and tl.core.is_builtin(value.func):
+        return value.func
+    if getattr(value, "__name__", "") == "<lambda>" and \
+            str(getattr(value, "__module__", "")).startswith("triton.runtime.interpreter"):
+        kept = [*(getattr(value, "__defaults__", None) or ()), *(getattr(value, "__kwdefaults__", None) or {}).values()]
+        return next((d for d in kept if tl.core.is_builtin(d)), value)
     return value
 
 
