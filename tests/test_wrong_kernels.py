@@ -11,6 +11,7 @@ the same file passes on its kernels, with a note that its launcher was not the o
 """
 
 import pytest
+from expected_verdicts import EXPECTED
 from helpers import (
     KERNELS,
     Mutation,
@@ -214,7 +215,8 @@ MUTATIONS = [
              "tl.cdiv(M, BM) * tl.cdiv(N, BN) - 1, tl.num_programs(0)):", "never_written", "never written",
              beyond=True, own_launcher=True),
     Mutation(11, "float16 accumulator", "acc = tl.zeros([BM, BN], dtype=tl.float32)",
-             "acc = tl.zeros([BM, BN], dtype=tl.float16)", "mismatch", "keep the accumulator float32",
+             "acc = tl.zeros([BM, BN], dtype=tl.float16)", "error",
+             "tl.dot sums its products in float16 (out_dtype=float16, or a float16 acc). Sum in float32",
              also=(("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b, out_dtype=tl.float16)"),)),
     Mutation(11, "K step of 8", "for k in tl.range(0, K, BK):", "for k in tl.range(0, K, 8):", "error",
              "DotTooSmall: tl.dot of a 64x8 block by a 8x64 block: on the GPU every dimension of tl.dot must be at "
@@ -240,7 +242,15 @@ MUTATIONS = [
              "acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], axis=1)", "budget",
              "tl.dot did 62% of the multiply-adds (655360 of 2*N*T*D (N rounded up to whole BQ blocks) = 1064960, "
              "in 20 calls)"),
+    Mutation(12, "acc kept in float16", "acc = tl.zeros([BQ, D], dtype=tl.float32)",
+             "acc = tl.zeros([BQ, D], dtype=tl.float16)", "gpu_compile",
+             "`acc` starts as float16 and becomes float32 in the loop"),
     # puzzle 13
+    Mutation(13, "acc summed in float16", "acc = tl.zeros([16, D], dtype=tl.float32)",
+             "acc = tl.zeros([16, D], dtype=tl.float16)", "error",
+             "a running sum of tl.dot results is kept in float16. Sum in float32",
+             also=(("acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+                    "acc = (acc * alpha[:, None]).to(tl.float16) + tl.dot(p.to(v.dtype), v).to(tl.float16)"),)),
     Mutation(13, "running max started at 0", 'running_max = tl.full([16], float("-inf"), dtype=tl.float32)',
              "running_max = tl.zeros([16], dtype=tl.float32)", "mismatch", "Start the running max at -inf"),
     Mutation(13, "mask applied after the max",
@@ -364,7 +374,15 @@ MUTATIONS = [
              "                e += 0.0 * tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                de_out = tl.load(de_out_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                edge_heads", "budget", "elements of e loaded"),
+    Mutation(16, "dk summed from a float16 start", "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)",
+             "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float16)", "gpu_compile",
+             "`dk` starts as float16 and becomes float32 in the loop"),
     # puzzle 17
+    Mutation(17, "Δ summed in 16 bits", "tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
+             "tl.sum(o * do, axis=1)", "error", "tl.sum of a float16 block adds in float16. Sum in float32"),
+    Mutation(17, "dq summed by float16 dots", "dq = tl.dot(ds.to(k.dtype), k, dq)",
+             "dq += tl.dot(ds.to(k.dtype), k, out_dtype=tl.float16)", "error",
+             "tl.dot sums its products in float16"),
     Mutation(17, "Δ left out of the key walk", "ds = p * (dp - delta[:, None])", "ds = p * dp", "mismatch",
              "ds misses Δ"),
     Mutation(17, "scale left out of dk", "dk * scale, mask", "dk, mask", "mismatch", "dq and dk lack the scale"),
@@ -394,6 +412,10 @@ MUTATIONS = [
     Mutation(17, "keys past T not masked", "seen = query_ok[:, None] & key_ok[None, :]", "seen = query_ok[:, None]",
              "mismatch", "keys past T load as 0, so their score is 0", count=-1),
     # puzzle 18
+    Mutation(18, "dk summed in float16", "dk = tl.zeros([16, D], dtype=tl.float32)",
+             "dk = tl.zeros([16, D], dtype=tl.float16)", "error",
+             "a running sum of tl.dot results is kept in float16. Sum in float32",
+             also=(("dk = tl.dot(ds.to(q.dtype), q, dk)", "dk += tl.dot(ds.to(q.dtype), q).to(tl.float16)"),)),
     Mutation(18, "Δ left out of the dk/dv kernel", "ds = p * (tl.dot(v, tl.trans(do)) - delta[None, :])",
              "ds = p * tl.dot(v, tl.trans(do))", "mismatch", "ds misses Δ"),
     Mutation(18, "bitmap ignored in the dq kernel", "p = tl.where(edge, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)",
@@ -531,3 +553,14 @@ def test_out_of_bounds_store_is_blocked_before_it_runs(tmp_path):
     assert "out-of-bounds store on z" in case.message
     assert "p01_add_under_test.py:" in case.message and "tl.store(z_ptr + offsets" in case.message
 
+
+SUMS_IN_16_BITS = {name: entry for name, entry in EXPECTED.items() if "float16" in name}
+
+
+@pytest.mark.parametrize("name", sorted(SUMS_IN_16_BITS))
+def test_a_sum_kept_in_16_bits_is_named(name):
+    """Issue 27: 17 and 18 with their running sums in float16 pass every value check; the report names the sum."""
+    reason, clue = SUMS_IN_16_BITS[name]
+    result = grade_file(int(name.split("/p")[1][:2]), KERNELS / name, first_failure=True)
+    case = failed_case(result)
+    assert (case.reason, clue in f"{case.message}\n{case.hint or ''}") == (reason, True), report(result)

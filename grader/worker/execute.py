@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import linecache
 import os
 import re
 import signal
@@ -377,7 +378,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
             # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
             # calls, never the copies that place a tensor between its zones.
-            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard:
+            compiled = _compiled_launches() if device != "cpu" else contextlib.nullcontext([])
+            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard, \
+                    compiled as native_launches:
                 out = launcher(*args, **case.blocks)
                 again = launcher(*args, **case.blocks) if case.repeat and device != "cpu" else None
                 if device != "cpu":
@@ -410,6 +413,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                             hint=_bounds_hint(recorder.violation, puzzle, dims), accesses=_accesses(recorder))
             return stop("error", explain_exception(exc))
 
+    problem = _sums_in_16_bits(native_launches)  # the interpreter's hook refused them as they ran
+    if problem:
+        return stop("error", problem)
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
         return stop("not_started", "not implemented yet (no kernel stored anything)")
     if fenced is not None:
@@ -475,6 +481,42 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         late=late, inputs_after={name: transfer.digest(value) for name, value in on_device.items()
                                  if isinstance(value, torch.Tensor)},
         **_record(recorder, puzzle), seconds=time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def _compiled_launches():
+    """On a GPU: yield a list that collects the compiled kernel of every launch inside the block (JITFunction.run,
+    stable from 3.6 to 3.9), whose TTIR _sums_in_16_bits reads."""
+    from triton.runtime.jit import JITFunction
+
+    launches, run = [], JITFunction.run
+
+    def keep(self, *args, **kwargs):
+        kernel = run(self, *args, **kwargs)
+        if not kwargs.get("warmup") and kernel is not None:
+            launches.append(kernel)
+        return kernel
+
+    JITFunction.run = keep
+    try:
+        yield launches
+    finally:
+        JITFunction.run = run
+
+
+def _sums_in_16_bits(kernels) -> str:
+    """On a GPU, where the interpreter's hook (instrument.SumIn16Bit) cannot look: the first sum kept in 16 bits in
+    the TTIR of the kernels that ran, said as the interpreter says it; '' if none."""
+    for kernel in kernels:
+        ttir = (getattr(kernel, "asm", None) or {}).get("ttir", "")
+        found = gpu_compile.sums_in_16_bits(ttir) if isinstance(ttir, str) else []
+        if found:
+            what, where = found[0]
+            line = ""
+            if where is not None:
+                line = f"\n  at {instrument.location(*where)}: {linecache.getline(*where).strip()}"
+            return f"SumIn16Bit: {what}. {instrument.SUM_16BIT_ADVICE}{line}"
+    return ""
 
 
 def _differs_from_the_first_run(puzzle: Puzzle, first: list, second: list) -> transfer.Outcome | None:
