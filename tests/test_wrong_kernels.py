@@ -564,3 +564,23 @@ def test_a_sum_kept_in_16_bits_is_named(name):
     result = grade_file(int(name.split("/p")[1][:2]), KERNELS / name, first_failure=True)
     case = failed_case(result)
     assert (case.reason, clue in f"{case.message}\n{case.hint or ''}") == (reason, True), report(result)
+
+
+@pytest.mark.parametrize("puzzle, old, new", [
+    (14, "row_start = rows.to(tl.int64) * T", "row_start = rows * T"),
+    (15, "offsets = row.to(tl.int64) * V + cols", "offsets = row * V + cols"),
+])
+def test_int32_row_offsets_get_a_warning_line(puzzle, old, new, tmp_path):
+    """Issue 27: `rows * T` in int32 wraps past 2**31 elements on the docstring's large problems, which no CPU case
+    reaches: the report warns, with the line; the solution's int64 offsets get no warning."""
+    from grader.show.report import format_result
+
+    text = lesson_text(registry.find(puzzle))
+    assert text.count(old) == 1, "the solution changed: update this mutation"
+    result = grade_text(registry.find(puzzle), text.replace(old, new), tmp_path)
+    assert "warning: int32 offsets" in result.cases[0].message, report(result)
+    assert "rows.to(tl.int64) * T\n  at " in result.cases[0].message, report(result)
+    assert "warning: int32 offsets" in format_result(result, "rerun", "replay"), report(result)
+    (tmp_path / "right").mkdir()
+    right = grade_text(registry.find(puzzle), text, tmp_path / "right")
+    assert right.status == "passed" and not any("warning:" in c.message for c in right.cases), report(right)

@@ -543,8 +543,23 @@ def _record(recorder, puzzle: Puzzle) -> dict:
     coach's figures."""
     if recorder is None:
         return {}
-    return {"recorded": True, "programs": recorder.programs, "note": recorder.mask_fix_note(),
+    note = "\n".join(text for text in (recorder.mask_fix_note(), _int32_offsets_note(puzzle, recorder)) if text)
+    return {"recorded": True, "programs": recorder.programs, "note": note,
             "accesses": _accesses(recorder), "coach": coach.figures(recorder, puzzle.outputs).to_json()}
+
+
+def _int32_offsets_note(puzzle: Puzzle, recorder) -> str:
+    """A warning line where the puzzle's large problems need int64 offsets and a kernel multiplies int32 ones by a
+    size (gpu_compile.int32_offsets); '' otherwise. No case is large enough to wrap them, so it is no verdict."""
+    if not puzzle.int64_offsets:
+        return ""
+    lines = gpu_compile.int32_offset_lines(recorder.launches)
+    if not lines:
+        return ""
+    where = "".join(f"\n  at {instrument.location(*line)}: {linecache.getline(*line).strip()}" for line in lines[:3])
+    return ("warning: int32 offsets: a row index times the row length in int32 wraps around past 2**31 elements, "
+            "which the docstring's large problems pass (no case here is that large). Multiply in int64: "
+            f"rows.to(tl.int64) * T{where}")
 
 
 def mode_notices(device: str) -> list[str]:

@@ -617,6 +617,19 @@ def dot_lines(launches) -> set[tuple[str, int]] | None:
     return found
 
 
+def int32_offset_lines(launches) -> list[tuple[str, int]]:
+    """(file, line) of every int32 offset times a kernel argument (int32_offsets) in the compiled sm_90 kernels of
+    these launches; [] when none, or not known."""
+    found = set()
+    try:
+        for launch in launches:
+            outcome = _outcomes.get(json.dumps(_request(launch, DEFAULT_ARCHS[0]), sort_keys=True)) or {}
+            found.update((file, line) for file, line in outcome.get("offsets32", ()))
+    except Exception:  # unknown: no warning
+        return []
+    return sorted(found)
+
+
 # -- the helper process itself ----------------------------------------------------------------------
 
 _PROBE = {"name": "grader_probe", "file": "grader_gpu_compile_probe.py", "line": 1,
@@ -785,6 +798,34 @@ def sums_in_16_bits(ttir: str) -> list[tuple[str, tuple[str, int] | None]]:
     return found
 
 
+def int32_offsets(ttir: str) -> list[tuple[str, int]]:
+    """(file, line) of each load or store whose pointer adds an int32 offset that multiplies by a kernel argument
+    (`rows * T`): an offset that wraps around past 2**31 elements, on the large problems 14 and 15's docstrings
+    name, though never on a case's sizes. `rows.to(tl.int64) * T` makes it int64."""
+    resolve = _resolver(ttir)
+    signature = re.search(r"tt\.func [^(]*\((.*)\) (?:attributes|\{)", ttir)
+    given = set(re.findall(r"(%[\w.#]+): i32", signature[1])) if signature else set()
+    from_args, scaled, found = set(given), set(), []
+    for line in ttir.splitlines():
+        op = re.match(r"\s*(%[\w.#]+)(?::\d+)? = (.*?)(?: loc\((.*)\))?\s*$", line)
+        if op is None:
+            continue
+        result, body, loc = op[1], op[2], op[3] or ""
+        operands = re.findall(r"%[\w.#]+", body.split(" : ")[0])
+        if body.startswith("tt.addptr "):
+            offset = re.search(r", (?:tensor<(?:\d+x)+)?i32>?$", body)
+            if offset and len(operands) > 1 and operands[1] in scaled:
+                found.append(resolve(loc) if loc else None)
+            continue
+        if any(name in from_args for name in operands):
+            from_args.add(result)
+        if any(name in scaled for name in operands) or (
+                re.match(r"arith\.muli .* : (?:tensor<(?:\d+x)+)?i32>?$", body)
+                and any(name in from_args for name in operands)):
+            scaled.add(result)
+    return sorted({where for where in found if where is not None})
+
+
 class _Stopped(Exception):
     """Raised where the LLVM stages would start: the check ends with TTGIR (the module's docstring says why)."""
 
@@ -850,7 +891,7 @@ class _Compiler:
             source = self.source(jits[request["kernel"]], signature, constexprs)
             self.triton.compile(source, target=self.target("cuda", request["arch"], 32), options=request["options"])
         except _Stopped:
-            return {"error": None, "dots": _dot_lines(self.ttir)}
+            return {"error": None, "dots": _dot_lines(self.ttir), "offsets32": int32_offsets(self.ttir)}
         except Exception as exc:  # the compiler's verdict on the kernel
             diagnostics = os.pread(2, 1 << 16, start).decode(errors="replace")[-4000:]
             return {"error": _compile_error(exc, request["functions"], diagnostics)}

@@ -143,7 +143,7 @@ SOFTMAX_BACKWARD = Puzzle(
     budgets=(Reads("y", 2, lesson="One pass for Δ, one for dx."),
              Reads("dy", 2, lesson="One pass for Δ, one for dx."),
              Writes("dx", 1, lesson="dx is written once, in the second pass.")),
-    lesson_blocks=("B1",))
+    lesson_blocks=("B1",), int64_offsets=True)  # 2,048 rows of 2**20 pass 2**31 elements
 
 # -- puzzle 15: cross_entropy_backward ------------------------------------------------------------------------
 
@@ -247,7 +247,8 @@ CROSS_ENTROPY_BACKWARD = Puzzle(
     hints=CROSS_ENTROPY_BACKWARD_HINTS, outputs=("dx",),
     budgets=(Reads("x", 1, lesson="Recompute p = exp(x - lse) from the saved lse: one pass, no max or sum again."),
              Writes("dx", 1, lesson="dx is written once.")),
-    launcher_ops=("aten.ne", "aten.sum"))  # the given launcher counts the rows that are not ignored
+    launcher_ops=("aten.ne", "aten.sum"),  # the given launcher counts the rows that are not ignored
+    int64_offsets=True)  # 16,384 rows of 128,000 columns pass 2**31 elements
 
 # -- puzzle 16: graph_attention_backward ----------------------------------------------------------------------
 
