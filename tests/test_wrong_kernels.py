@@ -41,7 +41,7 @@ MUTATIONS = [
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "race", "stored the very same elements of z (from z[0] on): every program works on the same block"),
     Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
-             "no kernel stored into the tensor you returned as z"),
+             "no kernel stored into z in this case (they stored into x only)"),
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
              "tl.store(z_ptr + offsets, x + y, mask=mask)\n    tl.store(x_ptr + offsets, x * 0, mask=mask)",
              "input_modified", "changed the input x"),
@@ -333,6 +333,8 @@ MUTATIONS = [
                     "factor = factor * (target != IGNORE_INDEX).to(tl.float32)"),)),
     Mutation(15, "exp(x) / exp(lse)", "p = tl.exp(x - lse)", "p = tl.exp(x) / tl.exp(lse)", "mismatch",
              "an exp that overflows"),
+    Mutation(15, "sign flipped", "dx = factor * (p - tl.where(cols == target, 1.0, 0.0))",
+             "dx = factor * (tl.where(cols == target, 1.0, 0.0) - p)", "mismatch", "a sign is flipped"),
     Mutation(15, "missing column mask", "x = tl.load(x_ptr + offsets, mask=col_ok, other=0.0)",
              "x = tl.load(x_ptr + offsets)", "out_of_bounds", "out-of-bounds load on x"),
     # puzzle 16
@@ -584,3 +586,15 @@ def test_int32_row_offsets_get_a_warning_line(puzzle, old, new, tmp_path):
     (tmp_path / "right").mkdir()
     right = grade_text(registry.find(puzzle), text, tmp_path / "right")
     assert right.status == "passed" and not any("warning:" in c.message for c in right.cases), report(right)
+
+
+@pytest.mark.slow
+def test_an_empty_graph_left_unwritten_is_not_blamed_on_the_launcher(tmp_path):
+    """Issue 27: kernel-only, the launcher is the puzzle's own, so the empty graph's message must not say "return
+    that tensor": it says that nothing was stored into dk, also where there is nothing to sum."""
+    mutation = next(m for m in MUTATIONS if m.mistake == "dk and dv left unwritten where a node sends no edge")
+    puzzle = registry.find(16)
+    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path, first_failure=False)
+    case = next(c for c in result.cases if c.name == "empty graph")
+    assert "no kernel stored into dk in this case" in case.message, report(result)
+    assert "nothing to sum" in case.message and "return that tensor" not in case.message, report(result)

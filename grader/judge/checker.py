@@ -151,6 +151,12 @@ def _transposed(yours64, expected, allowed):
     return bool(((flipped - expected).abs() <= allowed).all())
 
 
+def _negated(yours64, expected, allowed, bad) -> bool:
+    """Every wrong element is the expected value negated (within tolerance), and some is not 0: a sign flipped."""
+    wrong = bad & (expected != 0)
+    return bool(wrong.any()) and bool(((yours64 + expected).abs() <= allowed)[bad].all())
+
+
 def _rows_off_by_a_factor(yours64, expected, bad):
     if bad.dim() != 2 or bad.shape[1] < 2 or not bad.all(dim=1).any():
         return False
@@ -189,6 +195,9 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
          "only the first block of rows is right: offset by tl.program_id(0) * B0"),
         (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()),
          "your output is all zeros: is the tl.store reached, with the right pointer?"),
+        (lambda: _negated(yours64, expected, allowed, diagnosis.bad),
+         "every wrong element is the expected value negated: a sign is flipped (which term is subtracted from "
+         "which?)"),
         (lambda: _rows_off_by_a_factor(yours64, expected, bad),
          "each wrong row is off by one constant factor: the normaliser (the sum) is wrong"),
     ]

@@ -446,10 +446,17 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             found = recorder.stored_view(value)  # the tensor, or a view or slice of a buffer a kernel stored into
             if found is None:
                 stored = [r.describe() for r in recorder.regions if r.stores or r.atomics]
-                where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
-                deferred = transfer.Outcome(
-                    "bad_output", f"no kernel stored into the tensor you returned as {name}{where}: every output "
-                                  "element must be written by a kernel's tl.store", accesses=_accesses(recorder))
+                if trusted_launcher:  # the puzzle's own launcher returned it: the kernels never stored into it
+                    labels = [r.label for r in recorder.regions if r.stores or r.atomics]
+                    where = f" (they stored into {', '.join(labels)} only)" if labels else ""
+                    message = (f"no kernel stored into {name} in this case{where}: every output element must be "
+                               "written by a kernel's tl.store, also where there is nothing to sum (an empty graph, "
+                               "a row with no key: store zeros), so check the conditions around the store")
+                else:
+                    where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
+                    message = (f"no kernel stored into the tensor you returned as {name}{where}: every output "
+                               "element must be written by a kernel's tl.store")
+                deferred = transfer.Outcome("bad_output", message, accesses=_accesses(recorder))
                 break
             region, flags = found
             for part in recorder.parts_of(value) or [region]:  # the tensor, or the views of it kernels wrote
