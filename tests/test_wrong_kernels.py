@@ -310,6 +310,8 @@ MUTATIONS = [
              "Δ needs the whole row",
              also=(('tl.store(dx_ptr + offsets, y * (dy - delta[:, None]), mask=mask, eviction_policy="evict_first")',
                     "pass"),)),
+    Mutation(14, "one Δ for a program's rows", "delta += tl.sum(y * dy, axis=1)", "delta += tl.sum(y * dy)",
+             "mismatch", "one Δ was shared by a program's B0 rows"),
     Mutation(14, "sign flipped", "y * (dy - delta[:, None])", "y * (delta[:, None] - dy)", "mismatch",
              "dx has the wrong sign"),
     Mutation(14, "masked load without other=", 'y = tl.load(y_ptr + offsets, mask=mask, other=0.0, '
@@ -333,6 +335,8 @@ MUTATIONS = [
                     "factor = factor * (target != IGNORE_INDEX).to(tl.float32)"),)),
     Mutation(15, "exp(x) / exp(lse)", "p = tl.exp(x - lse)", "p = tl.exp(x) / tl.exp(lse)", "mismatch",
              "an exp that overflows"),
+    Mutation(15, "target's 1 in the block's own column", "tl.where(cols == target, 1.0, 0.0)",
+             "tl.where(tl.arange(0, BLOCK_V) == target, 1.0, 0.0)", "mismatch", "compare the global column"),
     Mutation(15, "sign flipped", "dx = factor * (p - tl.where(cols == target, 1.0, 0.0))",
              "dx = factor * (tl.where(cols == target, 1.0, 0.0) - p)", "mismatch", "a sign is flipped"),
     Mutation(15, "missing column mask", "x = tl.load(x_ptr + offsets, mask=col_ok, other=0.0)",
@@ -376,6 +380,8 @@ MUTATIONS = [
              "                e += 0.0 * tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                de_out = tl.load(de_out_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                edge_heads", "budget", "elements of e loaded"),
+    Mutation(16, "dk from the node's own k", "dk += tl.sum(dproduct * q, axis=0)",
+             "dk += tl.sum(dproduct * k[None, :, :], axis=0)", "mismatch", "dk takes the destination's q"),
     Mutation(16, "dk summed from a float16 start", "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)",
              "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float16)", "gpu_compile",
              "`dk` starts as float16 and becomes float32 in the loop"),
@@ -394,6 +400,8 @@ MUTATIONS = [
              "tl.exp2(scores - lse[:, None])", "mismatch", "lse is a natural log", count=-1),
     Mutation(17, "causal mask aligned top left", "(T - N)", "0", "mismatch", "query i sees key j when j <= i + (T - N)",
              count=-1),
+    Mutation(17, "causal mask off by one", "<= queries[:, None] + (T - N)", "< queries[:, None] + (T - N)",
+             "mismatch", "the causal mask is off by one", count=-1),
     Mutation(17, "causal flag ignored", "if CAUSAL:", "if False:", "mismatch",
              "with causal set, query i sees only keys j <= i + (T - N)", count=-1),
     Mutation(17, "masked scores set to -inf before exp2: NaN where a query sees no key",
@@ -436,6 +444,12 @@ MUTATIONS = [
              "        tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
              "        tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
              "never_written", "never written"),
+    Mutation(18, "lse gathered by key in the dk/dv kernel", "lse = tl.load(lse_ptr + queries)",
+             "lse = tl.load(lse_ptr + keys, mask=key_ok, other=0.0)", "mismatch", "p used the key's own lse",
+             also=(("lse[None, :] * LOG2E), 0.0)", "lse[:, None] * LOG2E), 0.0)"),)),
+    Mutation(18, "Δ gathered by key in the dk/dv kernel", "delta = tl.load(delta_ptr + queries)",
+             "delta = tl.load(delta_ptr + keys, mask=key_ok, other=0.0)", "mismatch", "ds used the key's own Δ",
+             also=(("- delta[None, :])", "- delta[:, None])"),)),
     Mutation(18, "dq's product on CUDA cores", "dq = tl.dot(ds.to(k.dtype), k, dq)",
              "dq += tl.sum(ds[:, :, None] * k.to(tl.float32)[None, :, :], axis=1)", "budget", "tl.dot did 8"),
     Mutation(18, "q gathered twice in the dk/dv kernel",

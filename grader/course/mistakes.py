@@ -233,10 +233,11 @@ def graph_attention(inputs, clip_features=True, e_out_in_slot_order=False, paddi
 # -- chapter 5: backward passes (puzzles 14-16) -------------------------------------------------------------------
 
 def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: str = "row",
-                     y_on_delta: bool = True) -> torch.Tensor:
+                     y_on_delta: bool = True, rows_per_delta: int = 1) -> torch.Tensor:
     """Puzzle 14's dx = y (dy - Δ), with Δ taken as `delta` says: over the "row" (right); "none" (no Δ at all);
     of "dy" alone (sum dy, without y); over the "first block" of `block` columns only; "running" (one loop that
-    writes each block's dx with the sum of the blocks so far). Without y_on_delta, dx = y dy - Δ."""
+    writes each block's dx with the sum of the blocks so far). Without y_on_delta, dx = y dy - Δ. With rows_per_delta,
+    one Δ shared by each group of that many rows (a program's B0 rows: tl.sum without axis=1)."""
     product = y * dy
     if delta == "row":
         total = product.sum(dim=1, keepdim=True)
@@ -251,17 +252,26 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: s
         total = product.cumsum(dim=1)[:, ends - 1]
     else:
         raise ValueError(f"no such Δ: {delta!r}")
+    if rows_per_delta > 1:
+        group = torch.arange(y.shape[0]) // rows_per_delta
+        groups = torch.zeros(int(group.max()) + 1 if y.shape[0] else 0, 1, dtype=y.dtype)
+        total = groups.index_add_(0, group, total)[group]
     return y * dy - (y * total if y_on_delta else total)
 
 
 def cross_entropy_backward(inputs, mean: str = "counted", with_dloss: bool = True, onehot: bool = True,
-                           zero_ignored: bool = True) -> torch.Tensor:
+                           zero_ignored: bool = True, onehot_block: int = 0) -> torch.Tensor:
     """Puzzle 15's dx, with a common mistake: the mean over "counted" rows (right), over "all" rows, or "none"
-    (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed."""
+    (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed; with
+    onehot_block, the 1 subtracted in every block of that many columns at the block's own column `target`
+    (tl.arange(0, BLOCK_V) == target: a local column taken for the global one)."""
     x, target = inputs["x"], inputs["target"]
     counted = target != specs.IGNORE_INDEX
     p = torch.softmax(x, dim=1)
-    if onehot:
+    if onehot and onehot_block:
+        local = torch.arange(x.shape[1]) % onehot_block
+        p = p - ((local[None, :] == target[:, None]) & counted[:, None]).to(x.dtype)
+    elif onehot:
         p = p - torch.nn.functional.one_hot(torch.where(counted, target, 0), x.shape[1]).to(x.dtype) * counted[:, None]
     rows = {"counted": max(int(counted.sum()), 1), "all": max(x.shape[0], 1), "none": 1}[mean]
     dx = p * (inputs["dloss"] if with_dloss else 1.0) / rows
@@ -293,10 +303,11 @@ def attention_terms(inputs) -> AttentionTerms:
 
 def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True, feature_mask: bool = True,
                        delta: bool = True, de_clipped: bool = True, with_de_out: bool = True,
-                       scaled: bool = True) -> tuple[torch.Tensor, ...]:
+                       scaled: bool = True, dk_from: str = "q") -> tuple[torch.Tensor, ...]:
     """Puzzle 16's (dq, dk, dv, de) in closed form, with a common mistake: the clips stop the gradient at exactly
     -5 and 5 (not bounds_pass); the logit or the feature clip's mask left out; δ left out of dlogit; de from the
-    unclipped product; de_out left out of g; dq and dk without their 1 / sqrt(D)."""
+    unclipped product; de_out left out of g; dq and dk without their 1 / sqrt(D); dk_from "k" (or "scaled k", a k
+    that carries its 1 / sqrt(D) already): dk from the sending node's own k instead of the destination's q."""
     t = attention_terms(inputs)
     q, k, dh = inputs["q"], inputs["k"], inputs["dh"]
     inside = (lambda x: x.abs() <= 5) if bounds_pass else (lambda x: x.abs() < 5)
@@ -307,7 +318,8 @@ def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True
     dproduct = torch.where(inside(t.product), grad * inputs["e"], 0.0) if feature_mask else grad * inputs["e"]
     scale = q.shape[-1] ** -0.5 if scaled else 1.0
     dq = torch.zeros_like(q).index_add_(0, t.dst, dproduct * k[t.src]) * scale
-    dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * q[t.dst]) * scale
+    own = {"q": q[t.dst], "k": k[t.src], "scaled k": k[t.src] * scale}[dk_from]
+    dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * own) * scale
     dv = torch.zeros_like(q).index_add_(0, t.src, t.p[..., None] * dh[t.dst])
     return dq, dk, dv, de
 
@@ -325,14 +337,17 @@ class FlashTerms(NamedTuple):
 
 def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "natural") -> FlashTerms:
     """Puzzle 17's per-pair terms; causal_mask "bottom right" (right: query i sees key j when j <= i + T - N),
-    "top left" (j <= i) or "none" (the flag ignored), used only when the case is causal; lse_units "natural"
-    (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is exp(s - lse ln 2))."""
+    "top left" (j <= i), "strict" (j < i + T - N) or "none" (the flag ignored), used only when the case is causal;
+    lse_units "natural" (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is
+    exp(s - lse ln 2))."""
     q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
     n, t = q.shape[0], k.shape[0]
     if not inputs["causal"] or causal_mask == "none":
         seen = torch.ones(n, t, dtype=torch.bool)
     elif causal_mask == "top left":
         seen = torch.arange(t)[None, :] <= torch.arange(n)[:, None]
+    elif causal_mask == "strict":  # the diagonal left out: j < i + T - N
+        seen = torch.arange(t)[None, :] < torch.arange(n)[:, None] + (t - n)
     else:
         seen = specs.causal_visible(n, t)
     shift = lse if lse_units == "natural" else lse * math.log(2)
@@ -388,14 +403,21 @@ def pair_terms(inputs, pairs: str = "bitmap", lse_units: str = "natural") -> Pai
 
 
 def bsb_backward(inputs, delta: bool = True, scaled: int = 1, pairs: str = "bitmap",
-                 lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                 lse_units: str = "natural", key_side: str = "") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Puzzle 18's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times
-    (1 / sqrt(D))**scaled; the bitmap ignored (pair_terms' pairs); lse taken for log2 units."""
+    (1 / sqrt(D))**scaled; the bitmap ignored (pair_terms' pairs); lse taken for log2 units; in the dk/dv kernel
+    alone, key_side "lse by key" or "Δ by key" (the key's own lse or Δ gathered instead of the query's)."""
     t = pair_terms(inputs, pairs, lse_units)
     q, k, do = inputs["q"], inputs["k"], inputs["do"]
     ds = t.p * (t.dp - (t.delta[t.rows] if delta else 0.0))
+    p_key, ds_key = t.p, ds
+    if key_side == "lse by key":
+        p_key = t.p * torch.exp(inputs["lse"][t.rows] - inputs["lse"][t.cols])
+        ds_key = p_key * (t.dp - t.delta[t.rows])
+    elif key_side == "Δ by key":
+        ds_key = t.p * (t.dp - t.delta[t.cols])
     scale = q.shape[-1] ** (-0.5 * scaled)
     dq = torch.zeros_like(q).index_add_(0, t.rows, ds[:, None] * k[t.cols]) * scale
-    dk = torch.zeros_like(k).index_add_(0, t.cols, ds[:, None] * q[t.rows]) * scale
-    dv = torch.zeros_like(q).index_add_(0, t.cols, t.p[:, None] * do[t.rows])
+    dk = torch.zeros_like(k).index_add_(0, t.cols, ds_key[:, None] * q[t.rows]) * scale
+    dv = torch.zeros_like(q).index_add_(0, t.cols, p_key[:, None] * do[t.rows])
     return dq, dk, dv
