@@ -65,7 +65,8 @@ Step = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]  # (scores,
 
 def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max: bool = False,
                    zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True,
-                   max_start: float | None = None, zero_weighs_nothing: bool = False) -> OnlineState:
+                   max_start: float | None = None, zero_weighs_nothing: bool = False,
+                   old_max_terms: bool = False) -> OnlineState:
     """The online softmax, one step per block of keys, in the steps' dtype. A step is (scores [rows, keys],
     v [keys, features] or None, allowed [rows, keys] or None: which keys each row attends to).
 
@@ -74,7 +75,8 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
     alone as the new max; zero_is_no_edge drops every score of exactly 0; no_edge is the score of a key not
     attended to and, unless max_start says otherwise, the start of the max (-1e30: a finite "minus infinity"; 0:
     non-edges scored 0, in the max); zero_weighs_nothing gives every score of exactly 0 (non-edges so scored too)
-    a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is."""
+    a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is; old_max_terms takes each
+    block's terms against the max from before the block (-inf at first): exp(x - m), not exp(x - m_new)."""
     running_max = running_sum = acc = None
     for scores, v, allowed in steps:
         if running_max is None:
@@ -88,7 +90,7 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
         new_max = block_max if forget_old_max else torch.maximum(running_max, block_max)
         base = torch.where(new_max == -torch.inf, 0, new_max) if stand_in else new_max  # no key allowed so far
         alpha = torch.exp(base - running_max) if rescale == "flipped" else torch.exp(running_max - base)
-        weights = torch.exp(scores - base[:, None])
+        weights = torch.exp(scores - (running_max if old_max_terms else base)[:, None])
         if zero_weighs_nothing:
             weights = torch.where(scores == 0, 0, weights)
         running_sum = (running_sum * alpha if rescale in ("both", "l", "flipped") else running_sum) \

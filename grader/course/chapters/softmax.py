@@ -110,6 +110,13 @@ def _rescale_flipped(i, z, b) -> bool:
     return matches(z, one_pass_softmax(i["x"], b["B1"], rescale="flipped"))
 
 
+def _terms_against_the_old_max(i, z, b) -> bool:
+    """Check whether the output is the online softmax whose block terms are taken against the max from before the
+    block, exp(x - m), not exp(x - m_new): the first block's against -inf, so the sum is inf and every output 0."""
+    x = i["x"].to(torch.float32)
+    return matches(z, one_pass_softmax(x, b["B1"], old_max_terms=True).to(torch.float64))
+
+
 def _exp_base(factor: float):
     """A check whether the output is the softmax of x * factor: an exponential of the wrong base."""
     def check(i, z, b) -> bool:
@@ -125,6 +132,10 @@ def _softmax_lost_to_a_max_of_0(i, z, b) -> bool:
 
 
 LONG_SOFTMAX_HINTS = (
+    Hint("block terms against the old max", _terms_against_the_old_max,
+         "this block's terms were taken against the old max (-inf at first, so the sum is inf and every output 0): "
+         "once m_new = tl.maximum(m, tl.max(x, axis=1)) is known, sum exp(x - m_new) and rescale the old sum by "
+         "exp(m - m_new)"),
     Hint("rescale flipped", _rescale_flipped, flipped_text("the sum")),
     Hint("tl.exp2 of plain x", _exp_base(1 / LOG2E),
          "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units. Multiply by log2(e) = 1.4427 first, "
@@ -145,9 +156,13 @@ LONG_SOFTMAX_HINTS = (
          'tl.full([B0], float("-inf"), dtype=tl.float32), and load padded lanes with other=float("-inf")'),
 )
 
+# Puzzle 4 has no running sum to rescale: the online softmax's hints (and its old-max mistake) are puzzle 5's alone.
+ONLINE_ONLY = ("block terms against the old max", "rescale flipped", "sum not rescaled", "new max forgets the old")
+THREE_LOOP_HINTS = tuple(h for h in LONG_SOFTMAX_HINTS if h.name not in ONLINE_ONLY)
+
 SOFTMAX_THREE_LOOP = Puzzle(
     4, "softmax_three_loop", "Long softmax in three passes", NOTEBOOK, specs.softmax, LONG_SOFTMAX_CASES,
-    LONG_SOFTMAX_TOLERANCE, hints=LONG_SOFTMAX_HINTS,
+    LONG_SOFTMAX_TOLERANCE, hints=THREE_LOOP_HINTS,
     budgets=(Reads("x", 3, lesson="One pass for the max, one for the sum, one to write."),),
     lesson_blocks=("B1",))
 
