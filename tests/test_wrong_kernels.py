@@ -160,6 +160,9 @@ MUTATIONS = [
              "new_max = running_max * 0.0", "mismatch", "NaN or inf"),
     Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch",
              "the denominator d is, acc is not"),
+    Mutation(6, "one query per program", "queries = tl.program_id(0) * B0 + tl.arange(0, B0)",
+             "queries = tl.program_id(0) + tl.zeros([B0], dtype=tl.int32)", "never_written",
+             "each program wrote one element: a program owns a block of B0"),
     # puzzle 7
     Mutation(7, "forgot the epsilon", "num / (den[:, :, None] + EPS)", "num / den[:, :, None]", "mismatch",
              "the denominator lacks its + 1e-6"),

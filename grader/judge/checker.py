@@ -133,6 +133,19 @@ def _first_rows_only(bad, blocks):
     return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
 
 
+def _one_element_per_program(unwritten, blocks) -> bool:
+    """A 1-D output written at one element per program and nowhere else: the first of each block of B0
+    (offsets pid * B0 without tl.arange), or the first cdiv(n, B0) elements (offsets pid alone)."""
+    block = blocks.get("B0")
+    if not block or block < 2 or unwritten.dim() != 1 or unwritten.numel() <= block:
+        return False
+    written = ~unwritten
+    firsts, leading = torch.zeros_like(written), torch.zeros_like(written)
+    firsts[::block] = True
+    leading[:-(-written.numel() // block)] = True
+    return bool((written == firsts).all()) or bool((written == leading).all())
+
+
 def _undefined(yours: torch.Tensor, bad: torch.Tensor) -> bool:
     """Whether a wrong element is a NaN that carries the payload of an undefined lane (grader.transfer): it came from
     a masked-off lane of a load without other=."""
@@ -182,6 +195,9 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
         (lambda: bool(nonfinite.any()),
          "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
          "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),
+        (lambda: _one_element_per_program(diagnosis.unwritten, blocks),
+         "each program wrote one element: a program owns a block of B0, offsets = tl.program_id(0) * B0 + "
+         "tl.arange(0, B0), with every value of the program a [B0] block (one lane per element)"),
         (lambda: _transposed(yours64, expected, allowed),
          "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
         (lambda: _last_block_only(bad, blocks),
