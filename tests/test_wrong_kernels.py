@@ -101,6 +101,9 @@ MUTATIONS = [
              "check the stride you multiply the row index by"),
     Mutation(3, "loop stops one block short", "for start in tl.range(0, T, B1):",
              "for start in tl.range(0, T - B1, B1):", "mismatch", "each row's sum misses its last block"),
+    Mutation(3, "torch.zeros in a kernel", "acc = tl.zeros([B0], dtype=tl.float32)",
+             "acc = torch.zeros([B0], dtype=torch.float32)", "error",
+             "the name torch: torch runs on the host, not in a kernel: use triton.language's own, e.g. tl.zeros("),
     # puzzle 4
     Mutation(4, "tl.exp2 without log2(e)", "(x - m) * LOG2E", "(x - m)", "mismatch",
              "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units", count=-1),
