@@ -62,6 +62,9 @@ MUTATIONS = [
     Mutation(1, "int16 offsets overflow", "offsets = pid * B0 + tl.arange(0, B0)",
              "offsets = (pid * B0 + tl.arange(0, B0)).to(tl.int16)", "out_of_bounds",
              "the offsets wrapped around at 32768: an int16 offset overflowed"),
+    Mutation(1, "Python if on a block around a load", "    x = tl.load(x_ptr + offsets, mask=mask)\n",
+             "    x = tl.zeros([B0], dtype=tl.float32)\n    if offsets < N0:\n        x = tl.load(x_ptr + offsets)\n",
+             "gpu_compile", "To load or store only some lanes, give the condition as the access's mask="),
     # puzzle 2
     Mutation(2, "tile assumes B0 = B1", "rows = tl.program_id(1) * B1 + tl.arange(0, B1)",
              "rows = tl.program_id(1) * B0 + tl.arange(0, B0)", "never_written", "the tile assumes B0 = B1"),

@@ -295,8 +295,10 @@ def _start_of(functions: dict, error: dict, name: str) -> str:
 
 
 BOOLEAN_OF_A_BLOCK = (
-    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. Choose lane by "
-    "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
+    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. To load or "
+    "store only some lanes, give the condition as the access's mask= (tl.load(ptrs, mask=offsets < N0, other=0.0)); "
+    "to choose a value lane by lane, tl.where(condition, a, b); or reduce the block first (`if tl.max(x) > 0:` is "
+    "one value)")
 
 
 DOT_SHAPES = (
