@@ -170,6 +170,21 @@ def _negated(yours64, expected, allowed, bad) -> bool:
     return bool(wrong.any()) and bool(((yours64 + expected).abs() <= allowed)[bad].all())
 
 
+def _rounded_to_16_bits(yours: torch.Tensor, expected, bad) -> str:
+    """'float16' or 'bfloat16' when a float32 output's wrong elements are all exactly values of that type, each within
+    its rounding of the expected one: the result went through a 16-bit value; else ''."""
+    if yours.dtype != torch.float32 or not bool(bad.any()):
+        return ""
+    yours64 = yours.detach().to("cpu", torch.float64)
+    for dtype, half_ulp in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+        values, wanted = yours64[bad], expected[bad]
+        exact = values.to(dtype).to(torch.float64) == values
+        near = (values - wanted).abs() <= 2 * half_ulp * wanted.abs() + torch.finfo(dtype).tiny
+        if bool((exact & near).all()):
+            return "float16" if dtype == torch.float16 else "bfloat16"
+    return ""
+
+
 def _rows_off_by_a_factor(yours64, expected, bad):
     if bad.dim() != 2 or bad.shape[1] < 2 or not bad.all(dim=1).any():
         return False
@@ -187,6 +202,10 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
     yours64 = yours.detach().to("cpu", torch.float64)
     bad = diagnosis.bad | diagnosis.unwritten
     nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
+    try:
+        sixteen = _rounded_to_16_bits(yours, expected, diagnosis.bad)
+    except Exception:  # no guess, no crash
+        sixteen = ""
     detectors = [(lambda: _undefined(yours, diagnosis.bad),
                   "NaN from an undefined lane: a masked load without other= fed this output. Its masked-off lanes "
                   "are undefined (the grader fills them with NaN; a GPU leaves whatever was there), and even a "
@@ -211,6 +230,10 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
          "only the first block of rows is right: offset by tl.program_id(0) * B0"),
         (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()),
          "your output is all zeros: is the tl.store reached, with the right pointer?"),
+        (lambda: bool(sixteen),
+         f"your output holds {sixteen} values, each the "
+         "expected one rounded: the result went through a 16-bit value (a .to(), a 16-bit accumulator or store). "
+         "Keep it float32 until the tl.store"),
         (lambda: _negated(yours64, expected, allowed, diagnosis.bad),
          "every wrong element is the expected value negated: a sign is flipped (which term is subtracted from "
          "which?)"),
