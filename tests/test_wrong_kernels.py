@@ -383,7 +383,8 @@ MUTATIONS = [
     Mutation(16, "1/sqrt(D) left out of dq and dk", "dq * scale, mask=feature_mask", "dq, mask=feature_mask",
              "mismatch", "lack the 1/sqrt(D)", also=(("dk * scale, mask=feature_mask", "dk, mask=feature_mask"),)),
     Mutation(16, "p and dlogit stored by slot, read by edge id", "edge_heads = edges[:, None] * H + heads[None, :]",
-             "edge_heads = slots[:, None] * H + heads[None, :]", "mismatch", "elements of dk wrong"),
+             "edge_heads = slots[:, None] * H + heads[None, :]", "mismatch",
+             "dk and dv read p and dlogit of the wrong edges"),
     Mutation(16, "dk and dv left unwritten where a node sends no edge",
              "            # Written even for a node with no outgoing edge: its dk and dv are 0.\n"
              "            tl.store(dk_ptr + node * (H * D) + row, dk * scale, mask=feature_mask)\n"

@@ -305,11 +305,14 @@ def attention_terms(inputs) -> AttentionTerms:
 
 def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True, feature_mask: bool = True,
                        delta: bool = True, de_clipped: bool = True, with_de_out: bool = True,
-                       scaled: bool = True, dk_from: str = "q") -> tuple[torch.Tensor, ...]:
+                       scaled: bool = True, dk_from: str = "q", scratch_by_slot: bool = False
+                       ) -> tuple[torch.Tensor, ...]:
     """Puzzle 16's (dq, dk, dv, de) in closed form, with a common mistake: the clips stop the gradient at exactly
     -5 and 5 (not bounds_pass); the logit or the feature clip's mask left out; δ left out of dlogit; de from the
     unclipped product; de_out left out of g; dq and dk without their 1 / sqrt(D); dk_from "k" (or "scaled k", a k
-    that carries its 1 / sqrt(D) already): dk from the sending node's own k instead of the destination's q."""
+    that carries its 1 / sqrt(D) already): dk from the sending node's own k instead of the destination's q;
+    scratch_by_slot: the first pass's p and dlogit stored at their CSC slot, which the second pass reads by edge id
+    (edge e gets the values of the edge in slot e), so dk and dv are wrong and dq right."""
     t = attention_terms(inputs)
     q, k, dh = inputs["q"], inputs["k"], inputs["dh"]
     inside = (lambda x: x.abs() <= 5) if bounds_pass else (lambda x: x.abs() < 5)
@@ -321,8 +324,13 @@ def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True
     scale = q.shape[-1] ** -0.5 if scaled else 1.0
     dq = torch.zeros_like(q).index_add_(0, t.dst, dproduct * k[t.src]) * scale
     own = {"q": q[t.dst], "k": k[t.src], "scaled k": k[t.src] * scale}[dk_from]
+    p_out = t.p
+    if scratch_by_slot:
+        moved = inputs["edge_id"].long()  # edge e reads slot e, which holds edge edge_id[e]'s values
+        p_out, grad = t.p[moved], (inputs["de_out"] if with_de_out else 0.0) + dlogit[moved][..., None]
+        dproduct = torch.where(inside(t.product), grad * inputs["e"], 0.0) if feature_mask else grad * inputs["e"]
     dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * own) * scale
-    dv = torch.zeros_like(q).index_add_(0, t.src, t.p[..., None] * dh[t.dst])
+    dv = torch.zeros_like(q).index_add_(0, t.src, p_out[..., None] * dh[t.dst])
     return dq, dk, dv, de
 
 

@@ -425,6 +425,10 @@ GRAPH_ATTENTION_BACKWARD_HINTS = (
     Hint("dk from the node's own k", _dk_from_own_k,
          "dk takes the destination's q: for each edge s -> n, dk_s += (g * e masked by the clip) * q_n / sqrt(D); "
          "the sending node's own k belongs in dq_n"),
+    Hint("p and dlogit kept by slot", _attention_backward_with(scratch_by_slot=True),
+         "dk and dv read p and dlogit of the wrong edges: the first pass stored them at the CSC slot, the second "
+         "reads them by edge id. Store them by edge id too (edge_id[slot] * H + head), the one index both passes "
+         "know"),
     Hint("1/sqrt(D) left out", _attention_backward_with(scaled=False),
          "dq and dk lack the 1/sqrt(D) of k q / sqrt(D): multiply them by scale"),
 )
