@@ -398,15 +398,27 @@ def _tcb_slots(window_ptr, tcb_col, num_rows: int) -> tuple[torch.Tensor, torch.
 
 def pair_terms(inputs, pairs: str = "bitmap", lse_units: str = "natural") -> PairTerms:
     """Puzzle 18's per-pair terms over the forward BSB's pairs: "bitmap" (right), or "every slot" of the forward
-    BSB's TCBs, or "every key slot" of the transposed BSB's TCBs (the bitmap ignored in one of the two kernels);
+    BSB's TCBs, or "every key slot" of the transposed BSB's TCBs (the bitmap ignored in one of the two kernels),
+    or "key bitmap transposed" (the transposed BSB's masks read as one per slot, not one per key);
     lse_units as in flash_terms."""
     q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
     if pairs == "bitmap":
         rows, cols = graphs.bsb_edges(inputs["window_ptr"], inputs["tcb_col"], inputs["tcb_mask"])
     elif pairs == "every slot":
         rows, cols = _tcb_slots(inputs["window_ptr"], inputs["tcb_col"], q.shape[0])
+    elif pairs == "key bitmap transposed":  # key r's mask read as slot c's: bit r of mask c
+        bits = (inputs["key_tcb_mask"].long()[:, None, :] >> torch.arange(graphs.TCB_COLS)[None, :, None]) & 1
+        transposed = (bits << torch.arange(graphs.TCB_COLS)).sum(dim=2)  # [tcb, key r]: bit c is slot c
+        cols, rows = graphs.bsb_edges(inputs["key_window_ptr"], inputs["key_tcb_query"], transposed)
+        rows, cols = rows[cols < q.shape[0]], cols[cols < q.shape[0]]
     else:
         cols, rows = _tcb_slots(inputs["key_window_ptr"], inputs["key_tcb_query"], q.shape[0])
+    return _terms_of_pairs(inputs, rows, cols, lse_units)
+
+
+def _terms_of_pairs(inputs, rows, cols, lse_units: str = "natural") -> PairTerms:
+    """PairTerms over these (query, key) pairs."""
+    q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
     shift = lse if lse_units == "natural" else lse * math.log(2)
     p = torch.exp((q[rows] * k[cols]).sum(-1) / q.shape[-1] ** 0.5 - shift[rows])
     return PairTerms(rows, cols, p, (do[rows] * v[cols]).sum(-1), (do * o).sum(dim=1))

@@ -732,6 +732,9 @@ SPARSE_ATTENTION_BACKWARD_HINTS = (
     Hint("lse in the wrong units", _bsb_backward_with(lse_units="log2"),
          "p is off by a factor per row: lse is a natural log. With exp2, multiply both the scores and lse by "
          "log2(e)"),
+    Hint("key bitmap transposed", _bsb_backward_with(pairs="key bitmap transposed"),
+         "in the dk/dv kernel, the transposed BSB's bitmap was read transposed: key_tcb_mask holds one mask per key "
+         "(row r of the key window), whose bit c is slot c: edge[r, c] = (key_tcb_mask[t, r] >> c) & 1"),
     Hint("lse gathered by key", _bsb_backward_with(key_side="lse by key"),
          "in the dk/dv kernel, p used the key's own lse: lse belongs to the query of each pair, gathered by the "
          "query ids of the transposed TCB (key_tcb_query), one per slot"),
