@@ -176,11 +176,12 @@ def _rounded_to_16_bits(yours: torch.Tensor, expected, bad) -> str:
     if yours.dtype != torch.float32 or not bool(bad.any()):
         return ""
     yours64 = yours.detach().to("cpu", torch.float64)
-    for dtype, half_ulp in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+    # (type, half its relative spacing, its smallest subnormal: the spacing below its normal range)
+    for dtype, half_ulp, smallest in ((torch.float16, 2.0 ** -11, 2.0 ** -24), (torch.bfloat16, 2.0 ** -8, 0.0)):
         values, wanted = yours64[bad], expected[bad]
         exact = values.to(dtype).to(torch.float64) == values
-        near = (values - wanted).abs() <= 2 * half_ulp * wanted.abs()
-        if bool((exact & near & (values != 0)).all()):  # zeros are any type's: no sign of rounding
+        near = (values - wanted).abs() <= 2 * half_ulp * wanted.abs() + smallest
+        if bool((exact & near).all()) and bool((values != 0).any()):  # zeros alone are any type's: no sign
             return "float16" if dtype == torch.float16 else "bfloat16"
     return ""
 
