@@ -110,6 +110,9 @@ def _cells(value, dtype, shape: tuple | None = None) -> np.ndarray:
     return grid
 
 
+NOTE_LIMIT = 1000  # characters of how a case ended: a race's message whole (300 cut off its advice)
+
+
 @dataclass
 class Maps:
     """The pictures of one case, the names of the programs that ran (by ordinal) and what happened."""
@@ -133,7 +136,7 @@ class Maps:
         _expect(isinstance(pictures, list) and len(pictures) <= MAX_PICTURES, "the pictures")
         _expect(isinstance(data["title"], str) and isinstance(data["note"], str), "the text")
         maps = cls([clean_text(p, 60) for p in programs], [Picture.from_json(p) for p in pictures],
-                   clean_text(data["title"], 300), clean_text(data["note"], 300))
+                   clean_text(data["title"], 300), clean_text(data["note"], NOTE_LIMIT))
         _expect(all(p.owner.max(initial=-1) < len(maps.programs) for p in maps.pictures), "an owner")
         return maps
 
@@ -349,7 +352,7 @@ def render_text(maps: Maps, colour: bool = False) -> str:
     summary line per tensor."""
     lines = [maps.title] if maps.title else []
     if maps.note:
-        lines.append(f"stopped: {maps.note}")
+        lines += textwrap.wrap(f"stopped: {maps.note}", 110, subsequent_indent="  ")
     used = set()
     for picture in maps.pictures:
         chars = cell_chars(picture)
@@ -404,7 +407,7 @@ def render_heat(maps: Maps, colour: bool = False) -> str:
     """Per tensor, how often each element was read (the most in each cell), with its scale."""
     lines = [maps.title] if maps.title else []
     if maps.note:
-        lines.append(f"stopped: {maps.note}")
+        lines += textwrap.wrap(f"stopped: {maps.note}", 110, subsequent_indent="  ")
     for picture in maps.pictures:
         most = int(picture.reads.max()) if picture.reads.size else 0
         if most == 0:
