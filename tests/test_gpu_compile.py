@@ -96,7 +96,7 @@ def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue, own_launch
 @pytest.mark.parametrize("puzzle, name, clue", [
     pytest.param(1, "p01_plain_helper.py", "the name add_values: a plain Python function: a kernel calls "
                  "@triton.jit functions only (put @triton.jit above it)", marks=pytest.mark.puzzle1, id="plain helper"),
-    pytest.param(5, "p05_reads_numpy_in_the_kernel.py", "the name np: a kernel reads its parameters",
+    pytest.param(5, "p05_reads_numpy_in_the_kernel.py", "the name np: np runs on the host, not in a kernel",
                  marks=pytest.mark.puzzle5, id="numpy"),
 ])
 def test_a_kernel_reaching_python_is_refused_kernel_only(puzzle, name, clue):
