@@ -100,6 +100,14 @@ def _new_max_forgets_the_old(i, z, b) -> bool:
     return matches(z, candidate) and not matches(unshifted.double(), candidate)
 
 
+def _no_max_subtracted(i, z, b) -> bool:
+    """Check whether the output is exp(x) / sum exp(x) in float32 with no max subtracted, in a case where that
+    overflows (NaN or inf)."""
+    x = i["x"].float()
+    unshifted = (torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True)).double()
+    return bool((~unshifted.isfinite()).any()) and matches(z, unshifted)
+
+
 def _padding_counted(i, z, b) -> bool:
     """Check whether the padded lanes of the last block counted as zeros in the max and the sum."""
     return padding(i["x"].shape[1], b["B1"]) > 0 and matches(z, softmax_counting_padding(i["x"], b["B1"]))
@@ -136,6 +144,9 @@ LONG_SOFTMAX_HINTS = (
          "this block's terms were taken against the old max (-inf at first, so the sum is inf and every output 0): "
          "once m_new = tl.maximum(m, tl.max(x, axis=1)) is known, sum exp(x - m_new) and rescale the old sum by "
          "exp(m - m_new)"),
+    Hint("no max subtracted", _no_max_subtracted,
+         "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m), so every "
+         "weight is at most 1"),
     Hint("rescale flipped", _rescale_flipped, flipped_text("the sum")),
     Hint("tl.exp2 of plain x", _exp_base(1 / LOG2E),
          "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units. Multiply by log2(e) = 1.4427 first, "
