@@ -89,6 +89,9 @@ def _cells(value, dtype, shape: tuple | None = None) -> np.ndarray:
     return grid
 
 
+NOTE_LIMIT = 1000  # characters of how a case ended: a race's message whole (300 cut off its advice)
+
+
 @dataclass
 class Maps:
     """The pictures of one case, the names of the programs that ran (by ordinal) and what happened."""
@@ -112,6 +115,6 @@ class Maps:
         _expect(isinstance(pictures, list) and len(pictures) <= MAX_PICTURES, "the pictures")
         _expect(isinstance(data["title"], str) and isinstance(data["note"], str), "the text")
         maps = cls([clean_text(p, 60) for p in programs], [Picture.from_json(p) for p in pictures],
-                   clean_text(data["title"], 300), clean_text(data["note"], 300))
+                   clean_text(data["title"], 300), clean_text(data["note"], NOTE_LIMIT))
         _expect(all(p.owner.max(initial=-1) < len(maps.programs) for p in maps.pictures), "an owner")
         return maps

@@ -30,4 +30,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p07_clears_while_others_add.py": ("race", "one with a plain tl.store and the other with an atomic"),
     # issue 26, class 10: paired programs read the keys twice before one store
     "cheating/p06_paired_query_blocks.py": ("budget", "before one store into z"),
+    # issue 27: sums kept in 16 bits pass every value check; the interpreter's hook and a GPU run's TTIR name them
+    "wrong/p17_dkdv_summed_in_float16.py": ("error",
+                                            "a running sum of tl.dot results is kept in float16. Sum in float32"),
+    "wrong/p18_dq_accumulated_in_float16.py": ("error", "tl.dot sums its products in float16"),
 }

@@ -97,7 +97,7 @@ def test_wrong_kernel_fails_the_gpu_compile_check(puzzle, name, clue, own_launch
 @pytest.mark.parametrize("puzzle, name, clue", [
     pytest.param(1, "p01_plain_helper.py", "the name add_values: a plain Python function: a kernel calls "
                  "@triton.jit functions only (put @triton.jit above it)", marks=pytest.mark.puzzle1, id="plain helper"),
-    pytest.param(5, "p05_reads_numpy_in_the_kernel.py", "the name np: a kernel reads its parameters",
+    pytest.param(5, "p05_reads_numpy_in_the_kernel.py", "the name np: np runs on the host, not in a kernel",
                  marks=pytest.mark.puzzle5, id="numpy"),
 ])
 def test_a_kernel_reaching_python_is_refused_kernel_only(puzzle, name, clue):
@@ -254,3 +254,55 @@ def test_a_kernel_that_reads_a_module_no_gpu_kernel_can_use_fails():
                                   own_launcher=True))
     assert case.reason == "gpu_compile", case.message
     assert "the kernel reads the module numpy" in case.message and "tl.constexpr globals" in case.message
+
+
+# -- sums kept in 16 bits, read from TTIR (issue 27): what a GPU run checks where the hook cannot look ---------
+# Each text is the relevant part of the sm_90 TTIR that triton 3.9 made of a small kernel (file k.py).
+
+TTIR_RUNNING_SUM_16 = """
+    %acc_1 = scf.for %s = %c0_i32 to %N step %c32_i32 iter_args(%acc_2 = %acc) -> (tensor<32x32xf16>)  : i32 {
+      %acc_13 = tt.dot %a_12, %a_12, %cst : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32> loc(#loc29)
+      %acc_14 = arith.truncf %acc_13 : tensor<32x32xf32> to tensor<32x32xf16> loc(#loc29)
+      %acc_15 = arith.addf %acc_2, %acc_14 : tensor<32x32xf16> loc(#loc30)
+#loc29 = loc("k.py":11:24)
+#loc30 = loc("k.py":11:8)
+"""
+TTIR_DOT_ACC_16 = """
+      %acc_12 = tt.dot %a_11, %a_11, %acc_1 : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf16> loc(#loc28)
+#loc28 = loc("k.py":20:14)
+"""
+TTIR_SUM_16 = """
+    %2 = arith.mulf %a_8, %a_8 : tensor<32x32xf16> loc(#loc7)
+    %3 = "tt.reduce"(%2) <{axis = 1 : i32}> ({
+    ^bb0(%arg3: f16 loc(callsite(#loc10 at #loc9)), %arg4: f16 loc(callsite(#loc10 at #loc9))):
+      %5 = arith.addf %arg3, %arg4 : f16 loc(#loc23)
+      tt.reduce.return %5 : f16 loc(#loc21)
+    }) : (tensor<32x32xf16>) -> tensor<32xf16> loc(#loc21)
+#loc9 = loc("k.py":27:25)
+#loc8 = loc("standard.py":314:12)
+#loc11 = loc("standard.py":287:12)
+#loc21 = loc(callsite(#loc8 at #loc9))
+#loc23 = loc(callsite(#loc11 at #loc21))
+"""
+TTIR_FLOAT32_SUMS = """
+    %acc = scf.for %s = %c0_i32 to %N step %c32_i32 iter_args(%acc_1 = %cst) -> (tensor<32x32xf32>)  : i32 {
+      %p = tt.dot %a_11, %a_11, %cst : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32> loc(#loc31)
+      %acc_12 = arith.truncf %p : tensor<32x32xf32> to tensor<32x32xf16> loc(#loc32)
+      %acc_13 = tt.dot %acc_12, %a_11, %acc_1 : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32> loc(#loc33)
+      %acc_15 = "tt.reduce"(%acc_14) <{axis = 1 : i32}> ({
+        %acc_21 = arith.addf %acc_19, %acc_20 : f32 loc(#loc39)
+        tt.reduce.return %acc_21 : f32 loc(#loc37)
+      }) : (tensor<32x32xf32>) -> tensor<32xf32> loc(#loc37)
+      %acc_18 = arith.addf %acc_13, %acc_17 : tensor<32x32xf32> loc(#loc36)
+      %x = arith.addf %a_11, %a_11 : tensor<32x32xf16> loc(#loc36)
+"""
+
+
+@pytest.mark.parametrize("ttir, expected", [
+    (TTIR_RUNNING_SUM_16, [("a running sum of tl.dot results is kept in float16", ("k.py", 11))]),
+    (TTIR_DOT_ACC_16, [("tl.dot sums its products in float16", ("k.py", 20))]),
+    (TTIR_SUM_16, [("tl.sum of a float16 block adds in float16", ("k.py", 27))]),
+    (TTIR_FLOAT32_SUMS, []),  # float32 sums, a 16-bit dot operand, and a 16-bit add of loaded blocks: no sum
+], ids=["running sum", "dot accumulator", "tl.sum", "float32 sums"])
+def test_sums_in_16_bits_are_read_from_ttir(ttir, expected):
+    assert gpu_compile.sums_in_16_bits(ttir) == expected

@@ -227,6 +227,77 @@ def test_a_16_bit_dot_gives_the_products_of_the_numbers_it_holds(dtype):
     assert torch.allclose(c[0].double(), expected, rtol=1e-5, atol=1e-5), float((c[0].double() - expected).abs().max())
 
 
+@triton.jit
+def bfloat16_arithmetic_kernel(a_ptr, b_ptr, out_ptr, B: tl.constexpr):
+    """out[0] = a * b, out[1] = a + b, out[2] = a - b, out[3] = maximum(a, b), each in a's dtype, stored as float32."""
+    lanes = tl.arange(0, B)
+    a = tl.load(a_ptr + lanes)
+    b = tl.load(b_ptr + lanes)
+    tl.store(out_ptr + lanes, (a * b).to(tl.float32))
+    tl.store(out_ptr + B + lanes, (a + b).to(tl.float32))
+    tl.store(out_ptr + 2 * B + lanes, (a - b).to(tl.float32))
+    tl.store(out_ptr + 3 * B + lanes, tl.maximum(a, b).to(tl.float32))
+
+
+def test_bfloat16_arithmetic_gives_the_gpus_rounded_results():
+    """Issue 27: the interpreter adds and multiplies bfloat16 blocks as their uint16 bits (o * do came out 1e37); under
+    the hook each op computes in float32 and rounds to bfloat16, as the GPU does (and as torch's bfloat16 ops do)."""
+    gen = torch.Generator().manual_seed(27)
+    a, b = (torch.randn(64, generator=gen).to(torch.bfloat16) for _ in range(2))
+    out = torch.empty(4, 64)
+    _record(bfloat16_arithmetic_kernel, (1,), a, b, out, B=64)
+    expected = torch.stack([a * b, a + b, a - b, torch.maximum(a, b)]).float()
+    assert torch.equal(out, expected), (out - expected).abs().max()
+
+
+@triton.jit
+def sum_kernel(a_ptr, out_ptr, STEPS, B: tl.constexpr, HOW: tl.constexpr):
+    """out = a summed over STEPS steps of a B x B tile, each step's product a a^T: HOW says how the sum is kept
+    ("float32" right; "add16": a float16 acc += dot.to(float16); "acc16": a float16 acc passed to tl.dot; "sum16":
+    tl.sum of a float16 block)."""
+    rows = tl.arange(0, B)
+    a = tl.load(a_ptr + rows[:, None] * B + rows[None, :])
+    if HOW == "sum16":
+        tl.store(out_ptr + rows[:, None] * B + rows[None, :], tl.sum(a, axis=1)[:, None].to(tl.float32))
+    elif HOW == "float32":
+        acc = tl.zeros([B, B], dtype=tl.float32)
+        for _ in tl.range(0, STEPS):
+            acc = tl.dot(a, a, acc)
+        tl.store(out_ptr + rows[:, None] * B + rows[None, :], acc)
+    else:
+        acc16 = tl.zeros([B, B], dtype=tl.float16)
+        for _ in tl.range(0, STEPS):
+            if HOW == "add16":
+                acc16 += tl.dot(a, a).to(tl.float16)
+            else:
+                acc16 = tl.dot(a, a, acc16)
+        tl.store(out_ptr + rows[:, None] * B + rows[None, :], acc16.to(tl.float32))
+
+
+@pytest.mark.parametrize("how, what", [
+    ("add16", "a running sum of tl.dot results is kept in float16"),
+    ("acc16", "tl.dot sums its products in float16"),
+    ("sum16", "tl.sum of a float16 block adds in float16"),
+    ("float32", None),
+])
+def test_a_sum_kept_in_16_bits_is_refused_where_it_runs(how, what):
+    """Issue 27: a 16-bit running sum of tl.dot results, a 16-bit tl.dot accumulator and a tl.sum of a 16-bit block
+    stop the kernel with SumIn16Bit (at their line, through the report); a float32 accumulator runs."""
+    a = torch.randn(16, 16).to(torch.float16)
+    out = torch.empty(16, 16)
+    if what is None:
+        _record(sum_kernel, (1,), a, out, 3, B=16, HOW=how)
+        assert torch.allclose(out, 3 * (a.float() @ a.float()), rtol=1e-2, atol=1e-2)
+        return
+    with pytest.raises(Exception) as raised:
+        _record(sum_kernel, (1,), a, out, 3, B=16, HOW=how)
+    root = raised.value
+    while root.__cause__ is not None or root.__context__ is not None:
+        root = root.__cause__ or root.__context__
+    assert isinstance(root, instrument.SumIn16Bit), repr(root)
+    assert str(root).startswith(what) and "Sum in float32" in str(root), str(root)
+
+
 def test_dots_and_their_multiply_adds_are_counted_over_programs():
     _, _, c, recorder = _dot(16, 32, 64, programs=3, repeat=2)
     assert recorder.dots == 6

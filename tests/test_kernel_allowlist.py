@@ -90,7 +90,8 @@ TRICKS = [
                              "dtype=tl.int32, is_pure=True, pack=1)",
           "tl.inline_asm_elementwise: inline assembly is not graded"),
     # module-level values a kernel reads
-    Trick("numpy", "leak = np.float32", "the name np: a kernel reads its parameters", module="import numpy as np"),
+    Trick("numpy", "leak = np.float32", "the name np: np runs on the host, not in a kernel",
+          module="import numpy as np"),
     Trick("a computed global", "leak = SCALE", "the name SCALE: a module-level value that is not a literal",
           module="SCALE = 2 ** 3"),
     Trick("a plain Python function", "leak = helper(x_ptr)", "the name helper: a plain Python function",

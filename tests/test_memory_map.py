@@ -297,3 +297,12 @@ def test_overlapping_programs_are_summarised_by_everything_each_touched():
                                      "in all); an element read up to 2 times; 4 masked-off lanes in program (2,0,0)")
     assert "program (1,0,0) wrote z[4..11]" in pictures["z"].summary
     assert "an element written up to 2 times" in pictures["z"].summary
+
+
+def test_a_long_ending_is_kept_whole_and_wrapped():
+    """Issue 27: a race's message (puzzle 2 with a wrong row stride) was cut at 300 characters on the "stopped:" line;
+    a note up to NOTE_LIMIT arrives whole, and the text map wraps it."""
+    note = "race: " + "programs (0, 0, 0) and (1, 0, 0) both wrote z[3, 7] " * 12 + "THE END"
+    maps = memory_map.Maps.from_json({"programs": [], "pictures": [], "title": "", "note": note})
+    text = memory_map.render_text(maps)
+    assert text.split()[-2:] == ["THE", "END"] and all(len(line) <= 110 for line in text.splitlines()), text

@@ -11,6 +11,7 @@ the same file passes on its kernels, with a note that its launcher was not the o
 """
 
 import pytest
+from expected_verdicts import EXPECTED
 from helpers import (
     KERNELS,
     Mutation,
@@ -40,7 +41,7 @@ MUTATIONS = [
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "race", "stored the very same elements of z (from z[0] on): every program works on the same block"),
     Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
-             "no kernel stored into the tensor you returned as z"),
+             "no kernel stored into z in this case (they stored into x only)"),
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
              "tl.store(z_ptr + offsets, x + y, mask=mask)\n    tl.store(x_ptr + offsets, x * 0, mask=mask)",
              "input_modified", "changed the input x"),
@@ -61,6 +62,9 @@ MUTATIONS = [
     Mutation(1, "int16 offsets overflow", "offsets = pid * B0 + tl.arange(0, B0)",
              "offsets = (pid * B0 + tl.arange(0, B0)).to(tl.int16)", "out_of_bounds",
              "the offsets wrapped around at 32768: an int16 offset overflowed"),
+    Mutation(1, "Python if on a block around a load", "    x = tl.load(x_ptr + offsets, mask=mask)\n",
+             "    x = tl.zeros([B0], dtype=tl.float32)\n    if offsets < N0:\n        x = tl.load(x_ptr + offsets)\n",
+             "gpu_compile", "To load or store only some lanes, give the condition as the access's mask="),
     # puzzle 2
     Mutation(2, "tile assumes B0 = B1", "rows = tl.program_id(1) * B1 + tl.arange(0, B1)",
              "rows = tl.program_id(1) * B0 + tl.arange(0, B0)", "never_written", "the tile assumes B0 = B1"),
@@ -100,10 +104,22 @@ MUTATIONS = [
              "check the stride you multiply the row index by"),
     Mutation(3, "loop stops one block short", "for start in tl.range(0, T, B1):",
              "for start in tl.range(0, T - B1, B1):", "mismatch", "each row's sum misses its last block"),
+    Mutation(3, "one row per program, B0 ignored", "rows = tl.program_id(0) * B0 + tl.arange(0, B0)",
+             "rows = tl.program_id(0) + tl.zeros([B0], dtype=tl.int32)", "never_written",
+             "each program wrote one element: a program owns a block of B0"),
+    Mutation(3, "= where += was meant", "acc += tl.sum(tile, axis=1)", "acc = tl.sum(tile, axis=1)", "mismatch",
+             "each row's sum is its last block's alone"),
+    Mutation(3, "a float16 accumulator", "acc = tl.zeros([B0], dtype=tl.float32)",
+             "acc = tl.zeros([B0], dtype=tl.float16)", "gpu_compile",
+             "`acc` starts as float16 and becomes float32 in the loop"),
+    Mutation(3, "torch.zeros in a kernel", "acc = tl.zeros([B0], dtype=tl.float32)",
+             "acc = torch.zeros([B0], dtype=torch.float32)", "error",
+             "the name torch: torch runs on the host, not in a kernel: use triton.language's own, e.g. tl.zeros("),
     # puzzle 4
     Mutation(4, "tl.exp2 without log2(e)", "(x - m) * LOG2E", "(x - m)", "mismatch",
              "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units", count=-1),
-    Mutation(4, "no max subtraction", "(x - m) * LOG2E", "x * LOG2E", "mismatch", "NaN or inf", count=-1),
+    Mutation(4, "no max subtraction", "(x - m) * LOG2E", "x * LOG2E", "mismatch",
+             "exp(x) overflowed float32 (above x = 88): subtract the row's max", count=-1),
     Mutation(4, "padded lanes counted in the sum",
              'other=float("-inf"),\n                    eviction_policy="evict_last")\n        denominator',
              'other=0.0,\n                    eviction_policy="evict_last")\n        denominator', "mismatch",
@@ -129,6 +145,9 @@ MUTATIONS = [
              "denominator = denominator \\", "mismatch", "the running sum is not rescaled"),
     Mutation(5, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
              "out_of_bounds", "out-of-bounds load on x", count=-1),
+    Mutation(5, "block terms against the old max", "tl.sum(tl.exp2((x - new_max[:, None]) * LOG2E), axis=1)",
+             "tl.sum(tl.exp2((x - row_max[:, None]) * LOG2E), axis=1)", "mismatch",
+             "this block's terms were taken against the old max"),
     Mutation(5, "tl.max where tl.maximum was meant", "new_max = tl.maximum(row_max,", "new_max = tl.max(row_max,",
              "error", "use tl.maximum(a, b)"),
     Mutation(5, "a misspelt tl function", "new_max = tl.maximum(row_max,", "new_max = tl.maxmimum(row_max,",
@@ -156,6 +175,9 @@ MUTATIONS = [
              "new_max = running_max * 0.0", "mismatch", "NaN or inf"),
     Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch",
              "the denominator d is, acc is not"),
+    Mutation(6, "one query per program", "queries = tl.program_id(0) * B0 + tl.arange(0, B0)",
+             "queries = tl.program_id(0) + tl.zeros([B0], dtype=tl.int32)", "never_written",
+             "each program wrote one element: a program owns a block of B0"),
     # puzzle 7
     Mutation(7, "forgot the epsilon", "num / (den[:, :, None] + EPS)", "num / den[:, :, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
@@ -214,7 +236,8 @@ MUTATIONS = [
              "tl.cdiv(M, BM) * tl.cdiv(N, BN) - 1, tl.num_programs(0)):", "never_written", "never written",
              beyond=True, own_launcher=True),
     Mutation(11, "float16 accumulator", "acc = tl.zeros([BM, BN], dtype=tl.float32)",
-             "acc = tl.zeros([BM, BN], dtype=tl.float16)", "mismatch", "keep the accumulator float32",
+             "acc = tl.zeros([BM, BN], dtype=tl.float16)", "error",
+             "tl.dot sums its products in float16 (out_dtype=float16, or a float16 acc). Sum in float32",
              also=(("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b, out_dtype=tl.float16)"),)),
     Mutation(11, "K step of 8", "for k in tl.range(0, K, BK):", "for k in tl.range(0, K, 8):", "error",
              "DotTooSmall: tl.dot of a 64x8 block by a 8x64 block: on the GPU every dimension of tl.dot must be at "
@@ -240,7 +263,15 @@ MUTATIONS = [
              "acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * v.to(tl.float32)[None, :, :], axis=1)", "budget",
              "tl.dot did 62% of the multiply-adds (655360 of 2*N*T*D (N rounded up to whole BQ blocks) = 1064960, "
              "in 20 calls)"),
+    Mutation(12, "acc kept in float16", "acc = tl.zeros([BQ, D], dtype=tl.float32)",
+             "acc = tl.zeros([BQ, D], dtype=tl.float16)", "gpu_compile",
+             "`acc` starts as float16 and becomes float32 in the loop"),
     # puzzle 13
+    Mutation(13, "acc summed in float16", "acc = tl.zeros([16, D], dtype=tl.float32)",
+             "acc = tl.zeros([16, D], dtype=tl.float16)", "error",
+             "a running sum of tl.dot results is kept in float16. Sum in float32",
+             also=(("acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+                    "acc = (acc * alpha[:, None]).to(tl.float16) + tl.dot(p.to(v.dtype), v).to(tl.float16)"),)),
     Mutation(13, "running max started at 0", 'running_max = tl.full([16], float("-inf"), dtype=tl.float32)',
              "running_max = tl.zeros([16], dtype=tl.float32)", "mismatch", "Start the running max at -inf"),
     Mutation(13, "mask applied after the max",
@@ -300,6 +331,8 @@ MUTATIONS = [
              "Δ needs the whole row",
              also=(('tl.store(dx_ptr + offsets, y * (dy - delta[:, None]), mask=mask, eviction_policy="evict_first")',
                     "pass"),)),
+    Mutation(14, "one Δ for a program's rows", "delta += tl.sum(y * dy, axis=1)", "delta += tl.sum(y * dy)",
+             "mismatch", "one Δ was shared by a program's B0 rows"),
     Mutation(14, "sign flipped", "y * (dy - delta[:, None])", "y * (delta[:, None] - dy)", "mismatch",
              "dx has the wrong sign"),
     Mutation(14, "masked load without other=", 'y = tl.load(y_ptr + offsets, mask=mask, other=0.0, '
@@ -307,6 +340,9 @@ MUTATIONS = [
              "mismatch", "a masked load without other="),
     Mutation(14, "missing column mask", "mask = row_ok[:, None] & (cols[None, :] < T)", "mask = row_ok[:, None]",
              "out_of_bounds", "out-of-bounds load on y", count=-1),
+    Mutation(14, "dx rounded to float16", "y * (dy - delta[:, None]), mask=mask",
+             "(y * (dy - delta[:, None])).to(tl.float16), mask=mask", "mismatch",
+             "your output holds float16 values, each the expected one rounded"),
     # puzzle 15
     Mutation(15, "mean over every row", "tl.maximum(counted, 1).to(tl.float32)", "tl.num_programs(0).to(tl.float32)",
              "mismatch", "not by N0"),
@@ -323,6 +359,10 @@ MUTATIONS = [
                     "factor = factor * (target != IGNORE_INDEX).to(tl.float32)"),)),
     Mutation(15, "exp(x) / exp(lse)", "p = tl.exp(x - lse)", "p = tl.exp(x) / tl.exp(lse)", "mismatch",
              "an exp that overflows"),
+    Mutation(15, "target's 1 in the block's own column", "tl.where(cols == target, 1.0, 0.0)",
+             "tl.where(tl.arange(0, BLOCK_V) == target, 1.0, 0.0)", "mismatch", "compare the global column"),
+    Mutation(15, "sign flipped", "dx = factor * (p - tl.where(cols == target, 1.0, 0.0))",
+             "dx = factor * (tl.where(cols == target, 1.0, 0.0) - p)", "mismatch", "a sign is flipped"),
     Mutation(15, "missing column mask", "x = tl.load(x_ptr + offsets, mask=col_ok, other=0.0)",
              "x = tl.load(x_ptr + offsets)", "out_of_bounds", "out-of-bounds load on x"),
     # puzzle 16
@@ -344,7 +384,8 @@ MUTATIONS = [
     Mutation(16, "1/sqrt(D) left out of dq and dk", "dq * scale, mask=feature_mask", "dq, mask=feature_mask",
              "mismatch", "lack the 1/sqrt(D)", also=(("dk * scale, mask=feature_mask", "dk, mask=feature_mask"),)),
     Mutation(16, "p and dlogit stored by slot, read by edge id", "edge_heads = edges[:, None] * H + heads[None, :]",
-             "edge_heads = slots[:, None] * H + heads[None, :]", "mismatch", "elements of dk wrong"),
+             "edge_heads = slots[:, None] * H + heads[None, :]", "mismatch",
+             "dk and dv read p and dlogit of the wrong edges"),
     Mutation(16, "dk and dv left unwritten where a node sends no edge",
              "            # Written even for a node with no outgoing edge: its dk and dv are 0.\n"
              "            tl.store(dk_ptr + node * (H * D) + row, dk * scale, mask=feature_mask)\n"
@@ -364,7 +405,17 @@ MUTATIONS = [
              "                e += 0.0 * tl.load(e_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                de_out = tl.load(de_out_ptr + edge_rows, mask=tile_mask, other=0.0)\n"
              "                edge_heads", "budget", "elements of e loaded"),
+    Mutation(16, "dk from the node's own k", "dk += tl.sum(dproduct * q, axis=0)",
+             "dk += tl.sum(dproduct * k[None, :, :], axis=0)", "mismatch", "dk takes the destination's q"),
+    Mutation(16, "dk summed from a float16 start", "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)",
+             "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float16)", "gpu_compile",
+             "`dk` starts as float16 and becomes float32 in the loop"),
     # puzzle 17
+    Mutation(17, "Δ summed in 16 bits", "tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
+             "tl.sum(o * do, axis=1)", "error", "tl.sum of a float16 block adds in float16. Sum in float32"),
+    Mutation(17, "dq summed by float16 dots", "dq = tl.dot(ds.to(k.dtype), k, dq)",
+             "dq += tl.dot(ds.to(k.dtype), k, out_dtype=tl.float16)", "error",
+             "tl.dot sums its products in float16"),
     Mutation(17, "Δ left out of the key walk", "ds = p * (dp - delta[:, None])", "ds = p * dp", "mismatch",
              "ds misses Δ"),
     Mutation(17, "scale left out of dk", "dk * scale, mask", "dk, mask", "mismatch", "dq and dk lack the scale"),
@@ -374,6 +425,8 @@ MUTATIONS = [
              "tl.exp2(scores - lse[:, None])", "mismatch", "lse is a natural log", count=-1),
     Mutation(17, "causal mask aligned top left", "(T - N)", "0", "mismatch", "query i sees key j when j <= i + (T - N)",
              count=-1),
+    Mutation(17, "causal mask off by one", "<= queries[:, None] + (T - N)", "< queries[:, None] + (T - N)",
+             "mismatch", "the causal mask is off by one", count=-1),
     Mutation(17, "causal flag ignored", "if CAUSAL:", "if False:", "mismatch",
              "with causal set, query i sees only keys j <= i + (T - N)", count=-1),
     Mutation(17, "masked scores set to -inf before exp2: NaN where a query sees no key",
@@ -394,6 +447,10 @@ MUTATIONS = [
     Mutation(17, "keys past T not masked", "seen = query_ok[:, None] & key_ok[None, :]", "seen = query_ok[:, None]",
              "mismatch", "keys past T load as 0, so their score is 0", count=-1),
     # puzzle 18
+    Mutation(18, "dk summed in float16", "dk = tl.zeros([16, D], dtype=tl.float32)",
+             "dk = tl.zeros([16, D], dtype=tl.float16)", "error",
+             "a running sum of tl.dot results is kept in float16. Sum in float32",
+             also=(("dk = tl.dot(ds.to(q.dtype), q, dk)", "dk += tl.dot(ds.to(q.dtype), q).to(tl.float16)"),)),
     Mutation(18, "Δ left out of the dk/dv kernel", "ds = p * (tl.dot(v, tl.trans(do)) - delta[None, :])",
              "ds = p * tl.dot(v, tl.trans(do))", "mismatch", "ds misses Δ"),
     Mutation(18, "bitmap ignored in the dq kernel", "p = tl.where(edge, tl.exp2(scores - lse[:, None] * LOG2E), 0.0)",
@@ -412,6 +469,19 @@ MUTATIONS = [
              "        tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
              "        tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
              "never_written", "never written"),
+    Mutation(18, "Δ summed over the wrong axis", "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
+             "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=0)", "gpu_compile",
+             "check the axis of tl.sum / tl.max (axis=1 reduces [B0, B1] to [B0])"),
+    Mutation(18, "key bitmap transposed in the dk/dv kernel",
+             "edge = ((bits[:, None] >> slots[None, :]) & 1) != 0  # [16 keys",
+             "edge = ((bits[None, :] >> slots[:, None]) & 1) != 0  # [16 keys", "mismatch",
+             "the transposed BSB's bitmap was read transposed"),
+    Mutation(18, "lse gathered by key in the dk/dv kernel", "lse = tl.load(lse_ptr + queries)",
+             "lse = tl.load(lse_ptr + keys, mask=key_ok, other=0.0)", "mismatch", "p used the key's own lse",
+             also=(("lse[None, :] * LOG2E), 0.0)", "lse[:, None] * LOG2E), 0.0)"),)),
+    Mutation(18, "Δ gathered by key in the dk/dv kernel", "delta = tl.load(delta_ptr + queries)",
+             "delta = tl.load(delta_ptr + keys, mask=key_ok, other=0.0)", "mismatch", "ds used the key's own Δ",
+             also=(("- delta[None, :])", "- delta[:, None])"),)),
     Mutation(18, "dq's product on CUDA cores", "dq = tl.dot(ds.to(k.dtype), k, dq)",
              "dq += tl.sum(ds[:, :, None] * k.to(tl.float32)[None, :, :], axis=1)", "budget", "tl.dot did 8"),
     Mutation(18, "q gathered twice in the dk/dv kernel",
@@ -531,3 +601,46 @@ def test_out_of_bounds_store_is_blocked_before_it_runs(tmp_path):
     assert "out-of-bounds store on z" in case.message
     assert "p01_add_under_test.py:" in case.message and "tl.store(z_ptr + offsets" in case.message
 
+
+SUMS_IN_16_BITS = {name: entry for name, entry in EXPECTED.items() if "float16" in name}
+
+
+@pytest.mark.parametrize("name", sorted(SUMS_IN_16_BITS))
+def test_a_sum_kept_in_16_bits_is_named(name):
+    """Issue 27: 17 and 18 with their running sums in float16 pass every value check; the report names the sum."""
+    reason, clue = SUMS_IN_16_BITS[name]
+    result = grade_file(int(name.split("/p")[1][:2]), KERNELS / name, first_failure=True)
+    case = failed_case(result)
+    assert (case.reason, clue in f"{case.message}\n{case.hint or ''}") == (reason, True), report(result)
+
+
+@pytest.mark.parametrize("puzzle, old, new", [
+    (14, "row_start = rows.to(tl.int64) * T", "row_start = rows * T"),
+    (15, "offsets = row.to(tl.int64) * V + cols", "offsets = row * V + cols"),
+])
+def test_int32_row_offsets_get_a_warning_line(puzzle, old, new, tmp_path):
+    """Issue 27: `rows * T` in int32 wraps past 2**31 elements on the docstring's large problems, which no CPU case
+    reaches: the report warns, with the line; the solution's int64 offsets get no warning."""
+    from grader.show.report import format_result
+
+    text = lesson_text(registry.find(puzzle))
+    assert text.count(old) == 1, "the solution changed: update this mutation"
+    result = grade_text(registry.find(puzzle), text.replace(old, new), tmp_path)
+    assert "warning: int32 offsets" in result.cases[0].message, report(result)
+    assert "rows.to(tl.int64) * T\n  at " in result.cases[0].message, report(result)
+    assert "warning: int32 offsets" in format_result(result, "rerun", "replay"), report(result)
+    (tmp_path / "right").mkdir()
+    right = grade_text(registry.find(puzzle), text, tmp_path / "right")
+    assert right.status == "passed" and not any("warning:" in c.message for c in right.cases), report(right)
+
+
+@pytest.mark.slow
+def test_an_empty_graph_left_unwritten_is_not_blamed_on_the_launcher(tmp_path):
+    """Issue 27: kernel-only, the launcher is the puzzle's own, so the empty graph's message must not say "return
+    that tensor": it says that nothing was stored into dk, also where there is nothing to sum."""
+    mutation = next(m for m in MUTATIONS if m.mistake == "dk and dv left unwritten where a node sends no edge")
+    puzzle = registry.find(16)
+    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path, first_failure=False)
+    case = next(c for c in result.cases if c.name == "empty graph")
+    assert "no kernel stored into dk in this case" in case.message, report(result)
+    assert "nothing to sum" in case.message and "return that tensor" not in case.message, report(result)

@@ -65,7 +65,8 @@ Step = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]  # (scores,
 
 def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max: bool = False,
                    zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True,
-                   max_start: float | None = None, zero_weighs_nothing: bool = False) -> OnlineState:
+                   max_start: float | None = None, zero_weighs_nothing: bool = False,
+                   old_max_terms: bool = False) -> OnlineState:
     """The online softmax, one step per block of keys, in the steps' dtype. A step is (scores [rows, keys],
     v [keys, features] or None, allowed [rows, keys] or None: which keys each row attends to).
 
@@ -74,7 +75,8 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
     alone as the new max; zero_is_no_edge drops every score of exactly 0; no_edge is the score of a key not
     attended to and, unless max_start says otherwise, the start of the max (-1e30: a finite "minus infinity"; 0:
     non-edges scored 0, in the max); zero_weighs_nothing gives every score of exactly 0 (non-edges so scored too)
-    a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is."""
+    a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is; old_max_terms takes each
+    block's terms against the max from before the block (-inf at first): exp(x - m), not exp(x - m_new)."""
     running_max = running_sum = acc = None
     for scores, v, allowed in steps:
         if running_max is None:
@@ -88,7 +90,7 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
         new_max = block_max if forget_old_max else torch.maximum(running_max, block_max)
         base = torch.where(new_max == -torch.inf, 0, new_max) if stand_in else new_max  # no key allowed so far
         alpha = torch.exp(base - running_max) if rescale == "flipped" else torch.exp(running_max - base)
-        weights = torch.exp(scores - base[:, None])
+        weights = torch.exp(scores - (running_max if old_max_terms else base)[:, None])
         if zero_weighs_nothing:
             weights = torch.where(scores == 0, 0, weights)
         running_sum = (running_sum * alpha if rescale in ("both", "l", "flipped") else running_sum) \
@@ -234,10 +236,11 @@ def graph_attention(inputs, clip_features=True, e_out_in_slot_order=False, paddi
 # -- chapter 5: backward passes (puzzles 14-16) -------------------------------------------------------------------
 
 def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: str = "row",
-                     y_on_delta: bool = True) -> torch.Tensor:
+                     y_on_delta: bool = True, rows_per_delta: int = 1) -> torch.Tensor:
     """Puzzle 14's dx = y (dy - Δ), with Δ taken as `delta` says: over the "row" (right); "none" (no Δ at all);
     of "dy" alone (sum dy, without y); over the "first block" of `block` columns only; "running" (one loop that
-    writes each block's dx with the sum of the blocks so far). Without y_on_delta, dx = y dy - Δ."""
+    writes each block's dx with the sum of the blocks so far). Without y_on_delta, dx = y dy - Δ. With rows_per_delta,
+    one Δ shared by each group of that many rows (a program's B0 rows: tl.sum without axis=1)."""
     product = y * dy
     if delta == "row":
         total = product.sum(dim=1, keepdim=True)
@@ -252,17 +255,26 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: s
         total = product.cumsum(dim=1)[:, ends - 1]
     else:
         raise ValueError(f"no such Δ: {delta!r}")
+    if rows_per_delta > 1:
+        group = torch.arange(y.shape[0]) // rows_per_delta
+        groups = torch.zeros(int(group.max()) + 1 if y.shape[0] else 0, 1, dtype=y.dtype)
+        total = groups.index_add_(0, group, total)[group]
     return y * dy - (y * total if y_on_delta else total)
 
 
 def cross_entropy_backward(inputs, mean: str = "counted", with_dloss: bool = True, onehot: bool = True,
-                           zero_ignored: bool = True) -> torch.Tensor:
+                           zero_ignored: bool = True, onehot_block: int = 0) -> torch.Tensor:
     """Puzzle 15's dx, with a common mistake: the mean over "counted" rows (right), over "all" rows, or "none"
-    (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed."""
+    (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed; with
+    onehot_block, the 1 subtracted in every block of that many columns at the block's own column `target`
+    (tl.arange(0, BLOCK_V) == target: a local column taken for the global one)."""
     x, target = inputs["x"], inputs["target"]
     counted = target != specs.IGNORE_INDEX
     p = torch.softmax(x, dim=1)
-    if onehot:
+    if onehot and onehot_block:
+        local = torch.arange(x.shape[1]) % onehot_block
+        p = p - ((local[None, :] == target[:, None]) & counted[:, None]).to(x.dtype)
+    elif onehot:
         p = p - torch.nn.functional.one_hot(torch.where(counted, target, 0), x.shape[1]).to(x.dtype) * counted[:, None]
     rows = {"counted": max(int(counted.sum()), 1), "all": max(x.shape[0], 1), "none": 1}[mean]
     dx = p * (inputs["dloss"] if with_dloss else 1.0) / rows
@@ -294,10 +306,14 @@ def attention_terms(inputs) -> AttentionTerms:
 
 def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True, feature_mask: bool = True,
                        delta: bool = True, de_clipped: bool = True, with_de_out: bool = True,
-                       scaled: bool = True) -> tuple[torch.Tensor, ...]:
+                       scaled: bool = True, dk_from: str = "q", scratch_by_slot: bool = False
+                       ) -> tuple[torch.Tensor, ...]:
     """Puzzle 16's (dq, dk, dv, de) in closed form, with a common mistake: the clips stop the gradient at exactly
     -5 and 5 (not bounds_pass); the logit or the feature clip's mask left out; δ left out of dlogit; de from the
-    unclipped product; de_out left out of g; dq and dk without their 1 / sqrt(D)."""
+    unclipped product; de_out left out of g; dq and dk without their 1 / sqrt(D); dk_from "k" (or "scaled k", a k
+    that carries its 1 / sqrt(D) already): dk from the sending node's own k instead of the destination's q;
+    scratch_by_slot: the first pass's p and dlogit stored at their CSC slot, which the second pass reads by edge id
+    (edge e gets the values of the edge in slot e), so dk and dv are wrong and dq right."""
     t = attention_terms(inputs)
     q, k, dh = inputs["q"], inputs["k"], inputs["dh"]
     inside = (lambda x: x.abs() <= 5) if bounds_pass else (lambda x: x.abs() < 5)
@@ -308,8 +324,14 @@ def attention_backward(inputs, bounds_pass: bool = True, logit_mask: bool = True
     dproduct = torch.where(inside(t.product), grad * inputs["e"], 0.0) if feature_mask else grad * inputs["e"]
     scale = q.shape[-1] ** -0.5 if scaled else 1.0
     dq = torch.zeros_like(q).index_add_(0, t.dst, dproduct * k[t.src]) * scale
-    dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * q[t.dst]) * scale
-    dv = torch.zeros_like(q).index_add_(0, t.src, t.p[..., None] * dh[t.dst])
+    own = {"q": q[t.dst], "k": k[t.src], "scaled k": k[t.src] * scale}[dk_from]
+    p_out = t.p
+    if scratch_by_slot:
+        moved = inputs["edge_id"].long()  # edge e reads slot e, which holds edge edge_id[e]'s values
+        p_out, grad = t.p[moved], (inputs["de_out"] if with_de_out else 0.0) + dlogit[moved][..., None]
+        dproduct = torch.where(inside(t.product), grad * inputs["e"], 0.0) if feature_mask else grad * inputs["e"]
+    dk = torch.zeros_like(k).index_add_(0, t.src, dproduct * own) * scale
+    dv = torch.zeros_like(q).index_add_(0, t.src, p_out[..., None] * dh[t.dst])
     return dq, dk, dv, de
 
 
@@ -326,14 +348,17 @@ class FlashTerms(NamedTuple):
 
 def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "natural") -> FlashTerms:
     """Puzzle 17's per-pair terms; causal_mask "bottom right" (right: query i sees key j when j <= i + T - N),
-    "top left" (j <= i) or "none" (the flag ignored), used only when the case is causal; lse_units "natural"
-    (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is exp(s - lse ln 2))."""
+    "top left" (j <= i), "strict" (j < i + T - N) or "none" (the flag ignored), used only when the case is causal;
+    lse_units "natural" (right) or "log2" (lse taken for log2 units: exp2(s log2(e) - lse), which is
+    exp(s - lse ln 2))."""
     q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
     n, t, device = q.shape[0], k.shape[0], q.device  # the bench judges on the GPU: masks go where q is
     if not inputs["causal"] or causal_mask == "none":
         seen = torch.ones(n, t, dtype=torch.bool, device=device)
     elif causal_mask == "top left":
         seen = torch.arange(t, device=device)[None, :] <= torch.arange(n, device=device)[:, None]
+    elif causal_mask == "strict":  # the diagonal left out: j < i + T - N
+        seen = torch.arange(t, device=device)[None, :] < torch.arange(n, device=device)[:, None] + (t - n)
     else:
         seen = specs.causal_visible(n, t, device)
     shift = lse if lse_units == "natural" else lse * math.log(2)
@@ -374,29 +399,48 @@ def _tcb_slots(window_ptr, tcb_col, num_rows: int) -> tuple[torch.Tensor, torch.
 
 def pair_terms(inputs, pairs: str = "bitmap", lse_units: str = "natural") -> PairTerms:
     """Puzzle 18's per-pair terms over the forward BSB's pairs: "bitmap" (right), or "every slot" of the forward
-    BSB's TCBs, or "every key slot" of the transposed BSB's TCBs (the bitmap ignored in one of the two kernels);
+    BSB's TCBs, or "every key slot" of the transposed BSB's TCBs (the bitmap ignored in one of the two kernels),
+    or "key bitmap transposed" (the transposed BSB's masks read as one per slot, not one per key);
     lse_units as in flash_terms."""
     q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
     if pairs == "bitmap":
         rows, cols = graphs.bsb_edges(inputs["window_ptr"], inputs["tcb_col"], inputs["tcb_mask"])
     elif pairs == "every slot":
         rows, cols = _tcb_slots(inputs["window_ptr"], inputs["tcb_col"], q.shape[0])
+    elif pairs == "key bitmap transposed":  # key r's mask read as slot c's: bit r of mask c
+        bits = (inputs["key_tcb_mask"].long()[:, None, :] >> torch.arange(graphs.TCB_COLS)[None, :, None]) & 1
+        transposed = (bits << torch.arange(graphs.TCB_COLS)).sum(dim=2)  # [tcb, key r]: bit c is slot c
+        cols, rows = graphs.bsb_edges(inputs["key_window_ptr"], inputs["key_tcb_query"], transposed)
+        rows, cols = rows[cols < q.shape[0]], cols[cols < q.shape[0]]
     else:
         cols, rows = _tcb_slots(inputs["key_window_ptr"], inputs["key_tcb_query"], q.shape[0])
+    return _terms_of_pairs(inputs, rows, cols, lse_units)
+
+
+def _terms_of_pairs(inputs, rows, cols, lse_units: str = "natural") -> PairTerms:
+    """PairTerms over these (query, key) pairs."""
+    q, k, v, o, lse, do = (inputs[name] for name in ("q", "k", "v", "o", "lse", "do"))
     shift = lse if lse_units == "natural" else lse * math.log(2)
     p = torch.exp((q[rows] * k[cols]).sum(-1) / q.shape[-1] ** 0.5 - shift[rows])
     return PairTerms(rows, cols, p, (do[rows] * v[cols]).sum(-1), (do * o).sum(dim=1))
 
 
 def bsb_backward(inputs, delta: bool = True, scaled: int = 1, pairs: str = "bitmap",
-                 lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                 lse_units: str = "natural", key_side: str = "") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Puzzle 18's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times
-    (1 / sqrt(D))**scaled; the bitmap ignored (pair_terms' pairs); lse taken for log2 units."""
+    (1 / sqrt(D))**scaled; the bitmap ignored (pair_terms' pairs); lse taken for log2 units; in the dk/dv kernel
+    alone, key_side "lse by key" or "Δ by key" (the key's own lse or Δ gathered instead of the query's)."""
     t = pair_terms(inputs, pairs, lse_units)
     q, k, do = inputs["q"], inputs["k"], inputs["do"]
     ds = t.p * (t.dp - (t.delta[t.rows] if delta else 0.0))
+    p_key, ds_key = t.p, ds
+    if key_side == "lse by key":
+        p_key = t.p * torch.exp(inputs["lse"][t.rows] - inputs["lse"][t.cols])
+        ds_key = p_key * (t.dp - t.delta[t.rows])
+    elif key_side == "Δ by key":
+        ds_key = t.p * (t.dp - t.delta[t.cols])
     scale = q.shape[-1] ** (-0.5 * scaled)
     dq = torch.zeros_like(q).index_add_(0, t.rows, ds[:, None] * k[t.cols]) * scale
-    dk = torch.zeros_like(k).index_add_(0, t.cols, ds[:, None] * q[t.rows]) * scale
-    dv = torch.zeros_like(q).index_add_(0, t.cols, t.p[:, None] * do[t.rows])
+    dk = torch.zeros_like(k).index_add_(0, t.cols, ds_key[:, None] * q[t.rows]) * scale
+    dv = torch.zeros_like(q).index_add_(0, t.cols, p_key[:, None] * do[t.rows])
     return dq, dk, dv

@@ -254,8 +254,8 @@ def kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: froz
                                                                       else allowed):
                 problems.append((node.lineno, f"the name {node.id}: " + elsewhere.get(
                     node.id, "an annotation reads tl and module-level names only" if id(node) in outside else
-                    "a kernel reads its parameters, its locals, tl, other @triton.jit functions and literal "
-                    "constants only")))
+                    _HOST_MODULES.get(node.id, "a kernel reads its parameters, its locals, tl, other @triton.jit "
+                                               "functions and literal constants only"))))
             elif isinstance(node.ctx, ast.Load) and node.id in aliases and node.id not in stored | params:
                 why = _outside_triton(_module_object(aliases[node.id]), aliases[node.id].rsplit(".", 1)[-1]) or \
                     _path_problem(node.id, aliases[node.id], values)
@@ -267,13 +267,27 @@ def kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: froz
             elif isinstance(node.ctx, ast.Store):
                 problems.append((node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with "
                                               "tl.store, never attributes"))
-            else:
+            elif not _under_refused_name(node, allowed, aliases):  # torch.zeros: the name torch says it all
                 problems += _attribute_problems(node, aliases, values, id(node) not in bases)
         elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
             problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
         elif isinstance(node, ast.keyword) and node.arg is None:
             problems.append((node.value.lineno, f"**{ast.unparse(node.value)[:40]}: pass each keyword by its name"))
     return problems
+
+
+# Host modules a kernel may reach for, and what to write instead.
+_HOST_MODULES = {name: f"{name} runs on the host, not in a kernel: use triton.language's own, e.g. tl.zeros([B0], "
+                       f"dtype=tl.float32) for {name}.zeros, tl.exp for {name}.exp"
+                 for name in ("torch", "np", "numpy")}
+
+
+def _under_refused_name(node: ast.Attribute, allowed: set, aliases: dict) -> bool:
+    """Whether an attribute chain starts at a name a kernel may not read (reported once, as that name)."""
+    base = node.value
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    return isinstance(base, ast.Name) and base.id not in allowed and base.id not in aliases
 
 
 def _string_problems(fn: ast.FunctionDef, strings: frozenset) -> list[tuple[int, str]]:

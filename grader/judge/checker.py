@@ -133,6 +133,19 @@ def _first_rows_only(bad, blocks):
     return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
 
 
+def _one_element_per_program(unwritten, blocks) -> bool:
+    """A 1-D output written at one element per program and nowhere else: the first of each block of B0
+    (offsets pid * B0 without tl.arange), or the first cdiv(n, B0) elements (offsets pid alone)."""
+    block = blocks.get("B0")
+    if not block or block < 2 or unwritten.dim() != 1 or unwritten.numel() <= block:
+        return False
+    written = ~unwritten
+    firsts, leading = torch.zeros_like(written), torch.zeros_like(written)
+    firsts[::block] = True
+    leading[:-(-written.numel() // block)] = True
+    return bool((written == firsts).all()) or bool((written == leading).all())
+
+
 def _undefined(yours: torch.Tensor, bad: torch.Tensor) -> bool:
     """Whether a wrong element is a NaN that carries the payload of an undefined lane (grader.transfer): it came from
     a masked-off lane of a load without other=."""
@@ -149,6 +162,28 @@ def _transposed(yours64, expected, allowed):
         return False
     flipped = yours64.reshape(expected.shape[::-1]).T
     return bool(((flipped - expected).abs() <= allowed).all())
+
+
+def _negated(yours64, expected, allowed, bad) -> bool:
+    """Every wrong element is the expected value negated (within tolerance), and some is not 0: a sign flipped."""
+    wrong = bad & (expected != 0)
+    return bool(wrong.any()) and bool(((yours64 + expected).abs() <= allowed)[bad].all())
+
+
+def _rounded_to_16_bits(yours: torch.Tensor, expected, bad) -> str:
+    """'float16' or 'bfloat16' when a float32 output's wrong elements are all exactly values of that type, each within
+    its rounding of the expected one: the result went through a 16-bit value; else ''."""
+    if yours.dtype != torch.float32 or not bool(bad.any()):
+        return ""
+    yours64 = yours.detach().to("cpu", torch.float64)
+    # (type, half its relative spacing, its smallest subnormal: the spacing below its normal range)
+    for dtype, half_ulp, smallest in ((torch.float16, 2.0 ** -11, 2.0 ** -24), (torch.bfloat16, 2.0 ** -8, 0.0)):
+        values, wanted = yours64[bad], expected[bad]
+        exact = values.to(dtype).to(torch.float64) == values
+        near = (values - wanted).abs() <= 2 * half_ulp * wanted.abs() + smallest
+        if bool((exact & near).all()) and bool((values != 0).any()):  # zeros alone are any type's: no sign
+            return "float16" if dtype == torch.float16 else "bfloat16"
+    return ""
 
 
 def _rows_off_by_a_factor(yours64, expected, bad):
@@ -168,6 +203,10 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
     yours64 = yours.detach().to("cpu", torch.float64)
     bad = diagnosis.bad | diagnosis.unwritten
     nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
+    try:
+        sixteen = _rounded_to_16_bits(yours, expected, diagnosis.bad)
+    except Exception:  # no guess, no crash
+        sixteen = ""
     detectors = [(lambda: _undefined(yours, diagnosis.bad),
                   "NaN from an undefined lane: a masked load without other= fed this output. Its masked-off lanes "
                   "are undefined (the grader fills them with NaN; a GPU leaves whatever was there), and even a "
@@ -176,6 +215,9 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
         (lambda: bool(nonfinite.any()),
          "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
          "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),
+        (lambda: _one_element_per_program(diagnosis.unwritten, blocks),
+         "each program wrote one element: a program owns a block of B0, offsets = tl.program_id(0) * B0 + "
+         "tl.arange(0, B0), with every value of the program a [B0] block (one lane per element)"),
         (lambda: _transposed(yours64, expected, allowed),
          "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
         (lambda: _last_block_only(bad, blocks),
@@ -189,6 +231,13 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
          "only the first block of rows is right: offset by tl.program_id(0) * B0"),
         (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()),
          "your output is all zeros: is the tl.store reached, with the right pointer?"),
+        (lambda: bool(sixteen),
+         f"your output holds {sixteen} values, each the "
+         "expected one rounded: the result went through a 16-bit value (a .to(), a 16-bit accumulator or store). "
+         "Keep it float32 until the tl.store"),
+        (lambda: _negated(yours64, expected, allowed, diagnosis.bad),
+         "every wrong element is the expected value negated: a sign is flipped (which term is subtracted from "
+         "which?)"),
         (lambda: _rows_off_by_a_factor(yours64, expected, bad),
          "each wrong row is off by one constant factor: the normaliser (the sum) is wrong"),
     ]

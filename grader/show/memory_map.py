@@ -105,7 +105,7 @@ def render_text(maps: Maps, colour: bool = False) -> str:
     summary line per tensor."""
     lines = [maps.title] if maps.title else []
     if maps.note:
-        lines.append(f"stopped: {maps.note}")
+        lines += textwrap.wrap(f"stopped: {maps.note}", 110, subsequent_indent="  ")
     used = set()
     for picture in maps.pictures:
         chars = cell_chars(picture)
@@ -160,7 +160,7 @@ def render_heat(maps: Maps, colour: bool = False) -> str:
     """Per tensor, how often each element was read (the most in each cell), with its scale."""
     lines = [maps.title] if maps.title else []
     if maps.note:
-        lines.append(f"stopped: {maps.note}")
+        lines += textwrap.wrap(f"stopped: {maps.note}", 110, subsequent_indent="  ")
     for picture in maps.pictures:
         most = int(picture.reads.max()) if picture.reads.size else 0
         if most == 0:

@@ -148,6 +148,10 @@ def _format_result(result: PuzzleResult, rerun: str, replay: str, verbose: bool,
         shown += 1
     passed = sum(c.passed for c in result.cases)
     total = len(puzzle.cases)
+    # a risk no case shows (int32 offsets past 2**31 elements): said once, passed or not
+    warned = next((c.message[c.message.index("warning:"):] for c in result.cases
+                   if c.passed and "warning:" in c.message), "")
+    lines += [f"  {line}" for line in clean_text(warned).splitlines()]
     if result.status == "passed":
         following = BY_NUMBER.get(result.puzzle + 1)
         nxt = f" Next: puzzle {following.number}, {following.title}." if following else " That was the last one."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import linecache
 import os
 import re
 import signal
@@ -379,7 +380,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
             # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
             # calls, never the copies that place a tensor between its zones.
-            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard:
+            compiled = _compiled_launches() if device != "cpu" else contextlib.nullcontext([])
+            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard, \
+                    compiled as native_launches:
                 out = launcher(*args, **case.blocks)
                 again = launcher(*args, **case.blocks) if case.repeat and device != "cpu" else None
                 if device != "cpu":
@@ -412,6 +415,9 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                             hint=_bounds_hint(recorder.violation, puzzle, dims), accesses=_accesses(recorder))
             return stop("error", explain_exception(exc))
 
+    problem = _sums_in_16_bits(native_launches)  # the interpreter's hook refused them as they ran
+    if problem:
+        return stop("error", problem)
     if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
         return stop("not_started", "not implemented yet (no kernel stored anything)")
     if fenced is not None:
@@ -443,10 +449,17 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
             found = recorder.stored_view(value)  # the tensor, or a view or slice of a buffer a kernel stored into
             if found is None:
                 stored = [r.describe() for r in recorder.regions if r.stores or r.atomics]
-                where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
-                deferred = transfer.Outcome(
-                    "bad_output", f"no kernel stored into the tensor you returned as {name}{where}: every output "
-                                  "element must be written by a kernel's tl.store", accesses=_accesses(recorder))
+                if trusted_launcher:  # the puzzle's own launcher returned it: the kernels never stored into it
+                    labels = [r.label for r in recorder.regions if r.stores or r.atomics]
+                    where = f" (they stored into {', '.join(labels)} only)" if labels else ""
+                    message = (f"no kernel stored into {name} in this case{where}: every output element must be "
+                               "written by a kernel's tl.store, also where there is nothing to sum (an empty graph, "
+                               "a row with no key: store zeros), so check the conditions around the store")
+                else:
+                    where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
+                    message = (f"no kernel stored into the tensor you returned as {name}{where}: every output "
+                               "element must be written by a kernel's tl.store")
+                deferred = transfer.Outcome("bad_output", message, accesses=_accesses(recorder))
                 break
             region, flags = found
             for part in recorder.parts_of(value) or [region]:  # the tensor, or the views of it kernels wrote
@@ -480,6 +493,42 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
 
+@contextlib.contextmanager
+def _compiled_launches():
+    """On a GPU: yield a list that collects the compiled kernel of every launch inside the block (JITFunction.run,
+    stable from 3.6 to 3.9), whose TTIR _sums_in_16_bits reads."""
+    from triton.runtime.jit import JITFunction
+
+    launches, run = [], JITFunction.run
+
+    def keep(self, *args, **kwargs):
+        kernel = run(self, *args, **kwargs)
+        if not kwargs.get("warmup") and kernel is not None:
+            launches.append(kernel)
+        return kernel
+
+    JITFunction.run = keep
+    try:
+        yield launches
+    finally:
+        JITFunction.run = run
+
+
+def _sums_in_16_bits(kernels) -> str:
+    """On a GPU, where the interpreter's hook (instrument.SumIn16Bit) cannot look: the first sum kept in 16 bits in
+    the TTIR of the kernels that ran, said as the interpreter says it; '' if none."""
+    for kernel in kernels:
+        ttir = (getattr(kernel, "asm", None) or {}).get("ttir", "")
+        found = gpu_compile.sums_in_16_bits(ttir) if isinstance(ttir, str) else []
+        if found:
+            what, where = found[0]
+            line = ""
+            if where is not None:
+                line = f"\n  at {instrument.location(*where)}: {linecache.getline(*where).strip()}"
+            return f"SumIn16Bit: {what}. {instrument.SUM_16BIT_ADVICE}{line}"
+    return ""
+
+
 def _differs_from_the_first_run(puzzle: Puzzle, first: list, second: list) -> transfer.Outcome | None:
     """A case run twice natively (``Case.repeat``): the first output whose bits differ between the runs, as a
     failing outcome; None when every output is the same bits (the judge checks their count and shapes)."""
@@ -504,8 +553,23 @@ def _record(recorder, puzzle: Puzzle) -> dict:
     coach's figures."""
     if recorder is None:
         return {}
-    return {"recorded": True, "programs": recorder.programs, "note": recorder.mask_fix_note(),
+    note = "\n".join(text for text in (recorder.mask_fix_note(), _int32_offsets_note(puzzle, recorder)) if text)
+    return {"recorded": True, "programs": recorder.programs, "note": note,
             "accesses": _accesses(recorder), "coach": coach.figures(recorder, puzzle.outputs).to_json()}
+
+
+def _int32_offsets_note(puzzle: Puzzle, recorder) -> str:
+    """A warning line where the puzzle's large problems need int64 offsets and a kernel multiplies int32 ones by a
+    size (gpu_compile.int32_offsets); '' otherwise. No case is large enough to wrap them, so it is no verdict."""
+    if not puzzle.int64_offsets:
+        return ""
+    lines = gpu_compile.int32_offset_lines(recorder.launches)
+    if not lines:
+        return ""
+    where = "".join(f"\n  at {instrument.location(*line)}: {linecache.getline(*line).strip()}" for line in lines[:3])
+    return ("warning: int32 offsets: a row index times the row length in int32 wraps around past 2**31 elements, "
+            "which the docstring's large problems pass (no case here is that large). Multiply in int64: "
+            f"rows.to(tl.int64) * T{where}")
 
 
 def mode_notices(device: str) -> list[str]:

@@ -300,8 +300,10 @@ def _start_of(functions: dict, error: dict, name: str) -> str:
 
 
 BOOLEAN_OF_A_BLOCK = (
-    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. Choose lane by "
-    "lane with tl.where(condition, a, b), or reduce the block first (`if tl.max(x) > 0:` is one value)")
+    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. To load or "
+    "store only some lanes, give the condition as the access's mask= (tl.load(ptrs, mask=offsets < N0, other=0.0)); "
+    "to choose a value lane by lane, tl.where(condition, a, b); or reduce the block first (`if tl.max(x) > 0:` is "
+    "one value)")
 
 
 DOT_SHAPES = (
@@ -330,10 +332,35 @@ ADVICE_BY_CLUE = (
 )
 
 
+_TRITON_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+
+
+def _dtype_of(triton_type: str) -> str:
+    """'float16' from a triton type as the compiler prints it: "<['32', '32'], fp16>" or "fp16"."""
+    name = triton_type.strip("<> ").split(",")[-1].strip()
+    return _TRITON_DTYPES.get(name, name)
+
+
+def _same_shape_other_dtype(start: str, then: str) -> bool:
+    """Whether two printed triton types are blocks of one shape (or both scalars) of different element types."""
+    shape = (lambda text: text.rsplit(",", 1)[0] if text.startswith("<") else "")
+    return shape(start) == shape(then) and _dtype_of(start) != _dtype_of(then)
+
+
 def _advice(message: str, functions: dict, error: dict) -> str:
     for clue, advice in ADVICE_BY_CLUE:
         if clue in message:
             return advice
+    found = re.search(r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?) in loop",
+                      message)
+    if found and _same_shape_other_dtype(found[2], found[3]):
+        name, start, then = found[1], _dtype_of(found[2]), _dtype_of(found[3])
+        return (f"`{name}` starts as {start} and becomes {then} in the loop{_start_of(functions, error, name)} (a "
+                "sum of a float16 and a float32 value is float32; tl.dot with out_dtype=tl.float16 or a .to() makes "
+                "a 16-bit one). The interpreter lets a variable change type; the GPU compiler needs the same type on "
+                "every pass. Sum in float32: start it float32 "
+                f"(`{name} = tl.zeros([...], dtype=tl.float32)`) and add float32 terms (tl.dot's default out_dtype, "
+                "not out_dtype=tl.float16); convert to 16 bits only an operand of tl.dot")
     found = re.search(r"Loop-carried variable (\w+)", message)
     if found:
         name = found[1]
@@ -584,6 +611,19 @@ def dot_lines(launches) -> set[tuple[str, int]] | None:
     return found
 
 
+def int32_offset_lines(launches) -> list[tuple[str, int]]:
+    """(file, line) of every int32 offset times a kernel argument (int32_offsets) in the compiled sm_90 kernels of
+    these launches; [] when none, or not known."""
+    found = set()
+    try:
+        for launch in launches:
+            outcome = _outcomes.get(json.dumps(_request(launch, DEFAULT_ARCHS[0]), sort_keys=True)) or {}
+            found.update((file, line) for file, line in outcome.get("offsets32", ()))
+    except Exception:  # unknown: no warning
+        return []
+    return sorted(found)
+
+
 # -- the helper process itself ----------------------------------------------------------------------
 
 _PROBE = {"name": "grader_probe", "file": "grader_gpu_compile_probe.py", "line": 1,
@@ -670,8 +710,8 @@ def wide_dot_operands(ttir: str) -> list[str]:
     return wide
 
 
-def _dot_lines(ttir: str) -> list[tuple[str, int]]:
-    """(file, line) of each tt.dot in TTIR, through its loc(...) and the #loc aliases."""
+def _resolver(ttir: str):
+    """A function from the text inside an op's loc(...) to its (file, line), through the #loc aliases; None if none."""
     aliases = dict(re.findall(r"^(#loc\d*) = loc\((.*)\)\s*$", ttir, re.MULTILINE))
 
     def resolve(text: str, depth: int = 0):
@@ -684,13 +724,100 @@ def _dot_lines(ttir: str) -> list[tuple[str, int]]:
                 if found:
                     return found
         return None
+    return resolve
 
+
+def _dot_lines(ttir: str) -> list[tuple[str, int]]:
+    """(file, line) of each tt.dot in TTIR, through its loc(...) and the #loc aliases."""
+    resolve = _resolver(ttir)
     lines = []
     for op in re.findall(r"= tt\.dot .*loc\((.*)\)\s*$", ttir, re.MULTILINE):
         found = resolve(op)
         if found:
             lines.append(found)
     return sorted(set(lines))
+
+
+_SIXTEEN = {"f16": "float16", "bf16": "bfloat16"}
+
+
+def _caller(ttir: str, loc: str) -> tuple[str, int] | None:
+    """The outermost caller's (file, line) of a loc that is a callsite (an inlined tl.sum), else None."""
+    aliases = dict(re.findall(r"^(#loc\d*) = loc\((.*)\)\s*$", ttir, re.MULTILINE))
+    for _ in range(50):
+        loc = aliases.get(loc.strip(), loc)
+        outer = re.match(r"callsite\(.* at (#loc\d*)\)$", loc.strip())
+        if outer is None:
+            break
+        loc = outer[1]
+    return _resolver(ttir)(loc)
+
+
+def sums_in_16_bits(ttir: str) -> list[tuple[str, tuple[str, int] | None]]:
+    """Sums kept in a 16-bit float, read from TTIR, as (what, (file, line) or None): a tt.dot whose result (its
+    accumulator) is 16-bit; a 16-bit add whose operands are a tl.dot result (through any ops) and another, or a loop's
+    running value (a running sum of tl.dot results); a 16-bit add inside a reduction (a tl.sum of a 16-bit block).
+    What instrument.SumIn16Bit refuses in the interpreter, for a GPU run, where the interpreter's hook cannot look."""
+    resolve = _resolver(ttir)
+    running = set(re.findall(r"(%[\w.#]+) = %[\w.#]+", " ".join(re.findall(r"iter_args\(([^)]*)\)", ttir))))
+    fed: set[str] = set()  # values computed from a tt.dot result
+    found, pending = [], None
+    for line in ttir.splitlines():
+        closing = re.match(r"\s*\}\) : .* loc\((.*)\)\s*$", line)
+        if closing and pending is not None:  # the reduction's own loc: tl.sum called at the learner's line
+            found.append((pending, _caller(ttir, closing[1]) or resolve(closing[1])))
+            pending = None
+        op = re.match(r"\s*(%[\w.#]+)(?::\d+)? = (.*?)(?: loc\((.*)\))?\s*$", line)
+        if op is None:
+            continue
+        result, body, loc = op[1], op[2], op[3] or ""
+        operands = re.findall(r"%[\w.#]+", body.split(" : ")[0])
+        where = resolve(loc) if loc else None
+        if body.startswith("tt.dot "):
+            fed.add(result)
+            dtype = re.search(r"-> tensor<(?:\d+x)+(\w+)>", body)
+            if dtype and dtype[1] in _SIXTEEN:
+                found.append((f"tl.dot sums its products in {_SIXTEEN[dtype[1]]}", where))
+            continue
+        if any(name in fed for name in operands):
+            fed.add(result)
+        add = re.match(r"arith\.(?:addf|subf) (%[\w.#]+), (%[\w.#]+) : (tensor<(?:\d+x)+)?(\w+)>?$", body)
+        if add is None or add[4] not in _SIXTEEN:
+            continue
+        dtype = _SIXTEEN[add[4]]
+        if add[3] is None:  # a scalar add: the combine region of a reduction
+            pending = f"tl.sum of a {dtype} block adds in {dtype}"  # said where the reduction closes
+        elif any(a in fed for a in add.group(1, 2)) and all(a in fed or a in running for a in add.group(1, 2)):
+            found.append((f"a running sum of tl.dot results is kept in {dtype}", where))
+    return found
+
+
+def int32_offsets(ttir: str) -> list[tuple[str, int]]:
+    """(file, line) of each load or store whose pointer adds an int32 offset that multiplies by a kernel argument
+    (`rows * T`): an offset that wraps around past 2**31 elements, on the large problems 14 and 15's docstrings
+    name, though never on a case's sizes. `rows.to(tl.int64) * T` makes it int64."""
+    resolve = _resolver(ttir)
+    signature = re.search(r"tt\.func [^(]*\((.*)\) (?:attributes|\{)", ttir)
+    given = set(re.findall(r"(%[\w.#]+): i32", signature[1])) if signature else set()
+    from_args, scaled, found = set(given), set(), []
+    for line in ttir.splitlines():
+        op = re.match(r"\s*(%[\w.#]+)(?::\d+)? = (.*?)(?: loc\((.*)\))?\s*$", line)
+        if op is None:
+            continue
+        result, body, loc = op[1], op[2], op[3] or ""
+        operands = re.findall(r"%[\w.#]+", body.split(" : ")[0])
+        if body.startswith("tt.addptr "):
+            offset = re.search(r", (?:tensor<(?:\d+x)+)?i32>?$", body)
+            if offset and len(operands) > 1 and operands[1] in scaled:
+                found.append(resolve(loc) if loc else None)
+            continue
+        if any(name in from_args for name in operands):
+            from_args.add(result)
+        if any(name in scaled for name in operands) or (
+                re.match(r"arith\.muli .* : (?:tensor<(?:\d+x)+)?i32>?$", body)
+                and any(name in from_args for name in operands)):
+            scaled.add(result)
+    return sorted({where for where in found if where is not None})
 
 
 class _Stopped(Exception):
@@ -758,7 +885,7 @@ class _Compiler:
             source = self.source(jits[request["kernel"]], signature, constexprs)
             self.triton.compile(source, target=self.target("cuda", request["arch"], 32), options=request["options"])
         except _Stopped:
-            return {"error": None, "dots": _dot_lines(self.ttir)}
+            return {"error": None, "dots": _dot_lines(self.ttir), "offsets32": int32_offsets(self.ttir)}
         except Exception as exc:  # the compiler's verdict on the kernel
             diagnostics = os.pread(2, 1 << 16, start).decode(errors="replace")[-4000:]
             return {"error": _compile_error(exc, request["functions"], diagnostics)}

@@ -95,6 +95,51 @@ DOT_16BIT_RULE = ("tl.dot operands must stay 16-bit (float16 or bfloat16) in thi
                   "computed in float32 (attention's p) is cast to the other operand's dtype: tl.dot(p.to(v.dtype), v)")
 
 
+# -- sums in 16 bits: every lesson sums in float32 (see _sum_in_16_bits) --------------------------------------------
+
+class SumIn16Bit(Exception):
+    """A sum kept in float16 or bfloat16: a tl.dot accumulating in 16 bits, a running sum of tl.dot results in a
+    16-bit block, or a tl.sum of a 16-bit block. Every puzzle sums in float32; on inputs as short as a case's, a
+    16-bit sum may still pass every tolerance, so only a rule sees it (and natively, execute._sums_in_16_bits)."""
+
+
+SUM_16BIT_ADVICE = ("Sum in float32: a 16-bit sum rounds at every step (float16 keeps 11 bits, bfloat16 8), so a "
+                    "long sum drifts far past the tolerance, and the docstring asks for every product to be summed in "
+                    "float32. Keep accumulators float32 (tl.zeros([...], dtype=tl.float32), then tl.dot(a, b, acc) or "
+                    "acc += tl.dot(a, b)), sum 16-bit blocks as x.to(tl.float32), and convert to 16 bits only an "
+                    "operand of tl.dot")
+_SIXTEEN_BITS = {"fp16": "float16", "bf16": "bfloat16"}
+
+
+def _sixteen_bit(handle) -> str:
+    """'float16' or 'bfloat16' for a block (or tensor) of that float type, else ''."""
+    dtype = getattr(handle, "dtype", None)
+    return _SIXTEEN_BITS.get(getattr(getattr(dtype, "scalar", dtype), "name", ""), "")
+
+
+def _sum_in_16_bits(kind: str, args) -> str:
+    """What sums in 16 bits, or '': kind "dot" (a tl.dot's accumulator, args[2]), "add" (an add of two blocks made
+    from different tl.dot calls: a running sum of their results), "sum" (a tl.sum's input, args[0])."""
+    if kind == "dot":
+        dtype = _sixteen_bit(args[2]) if len(args) > 2 else ""
+        return f"tl.dot sums its products in {dtype} (out_dtype={dtype}, or a {dtype} acc)" if dtype else ""
+    if kind == "sum":
+        dtype = _sixteen_bit(args[0])
+        return f"tl.sum of a {dtype} block adds in {dtype}" if dtype else ""
+    dtype = _sixteen_bit(args[0]) and _sixteen_bit(args[1])
+    dots = [getattr(a, "attr", {}).get(_DOTS) if isinstance(getattr(a, "attr", None), dict) else None
+            for a in args[:2]]
+    if dtype and all(dots) and not (dots[0] <= dots[1] or dots[1] <= dots[0]):
+        return f"a running sum of tl.dot results is kept in {dtype}"
+    return ""
+
+
+def _refuse_16_bit_sum(kind: str, args) -> None:
+    what = _sum_in_16_bits(kind, args)
+    if what:  # the learner's line is added by the grader's report of the exception
+        raise SumIn16Bit(f"{what}. {SUM_16BIT_ADVICE}")
+
+
 WATCH_EVERY = 256  # accesses between two budget checks while a program runs (a check costs about one access)
 MIN_DOT = 16  # the GPU's smallest tl.dot dimension for 16-bit operands (we hold every dtype to it)
 
@@ -1291,8 +1336,11 @@ def _retry_lines(source: str) -> frozenset[int]:
 def _wrap_tagging(original, name):
     multiply = name in ("create_fmul", "create_mul")
     splat = name == "create_splat"
+    adds = name in ("create_fadd", "create_fsub")
 
     def wrapper(*args, **kwargs):
+        if adds and _active is not None and _active.dot_calls:
+            _refuse_16_bit_sum("add", args)
         result = original(*args, **kwargs)
         if _active is not None:
             if _active.shadows is not None and _active.dot_calls and name != "create_dot":  # see _wrap_dot
@@ -1319,6 +1367,33 @@ def _as_float32(handle):
     return interpreter.TensorHandle(bits.view(np.float32), tl.float32)
 
 
+# Float arithmetic on two blocks: triton's interpreter (3.6 to 3.9) keeps bfloat16 blocks as their uint16 bits and
+# applies numpy's add, multiply, ... to those bits, so `o * do` on bfloat16 blocks is garbage (2.8e-33 for 4.24). Each
+# is mended to compute in float32 and round to bfloat16, as the GPU's bfloat16 arithmetic does.
+_BF16_ARITHMETIC = ("create_fadd", "create_fsub", "create_fmul", "create_fdiv", "create_frem", "create_precise_divf",
+                    "create_minimumf", "create_maximumf", "create_minnumf", "create_maxnumf")
+
+
+def _to_bfloat16(handle):
+    """A float32 block as bfloat16 (uint16 bits, rounded to nearest even, NaN kept NaN)."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    values = np.asarray(handle.data, dtype=np.float32)
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    rounded = np.where(np.isnan(values), ((bits >> 16) | 0x40).astype(np.uint16), rounded)
+    return interpreter.TensorHandle(rounded, tl.bfloat16)
+
+
+def _bfloat16_arithmetic(original):
+    def wrapper(lhs, rhs, *args, **kwargs):
+        if getattr(lhs.dtype, "name", "") != "bf16" or getattr(rhs.dtype, "name", "") != "bf16":
+            return original(lhs, rhs, *args, **kwargs)
+        return _to_bfloat16(original(_as_float32(lhs), _as_float32(rhs), *args, **kwargs))
+    return wrapper
+
+
 def _wrap_dot(original):
     def wrapper(*args, **kwargs):
         a, b = args[0], args[1]
@@ -1333,6 +1408,8 @@ def _wrap_dot(original):
                     if getattr(handle.dtype, "name", "") not in ("fp16", "bf16")]
             if wide:  # the learner's line is added by the grader's report of the exception
                 raise DotNot16Bit(DOT_16BIT_RULE.format(found=" and ".join(wide)))
+        if _active is not None:
+            _refuse_16_bit_sum("dot", args)
         result = original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
         if _active is None:
             return result
@@ -1364,6 +1441,9 @@ def _wrap_reduce(apply):
     """Reductions and scans (tl.sum, tl.max, ...) build their blocks outside the builder: their results carry
     the tl.dot ids of their inputs too."""
     def wrapper(self, input, *args, **kwargs):
+        combine = getattr(self, "combine_fn", None)
+        if _active is not None and getattr(getattr(combine, "fn", combine), "__name__", "") == "_sum_combine":
+            _refuse_16_bit_sum("sum", input if isinstance(input, (tuple, list)) else (input,))
         result = apply(self, input, *args, **kwargs)
         if _active is not None and _active.shadows is not None and _active.dot_calls:
             _active.shadows.reduce(apply, self, input if isinstance(input, (tuple, list)) else (input,), result,
@@ -1407,6 +1487,9 @@ def _install():
 
     _TRITON_DIR = os.path.dirname(os.path.abspath(triton.__file__))
     interpreter, builder, executor, _ = _hook_points()
+    for name in _BF16_ARITHMETIC:
+        if callable(getattr(builder, name, None)):
+            setattr(builder, name, _bfloat16_arithmetic(getattr(builder, name)))
     for name in dir(builder):
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
             setattr(builder, name, _wrap_tagging(getattr(builder, name), name))

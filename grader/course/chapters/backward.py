@@ -117,6 +117,13 @@ def _dx_with_delta(**mistake) -> Callable:
     return check
 
 
+def _one_delta_per_program(inputs, yours, blocks) -> bool:
+    """Check whether dx used one Δ for each program's B0 rows, their sums added together (tl.sum without axis=1)."""
+    wrong = softmax_backward_mistake(inputs["y"], inputs["dy"], rows_per_delta=blocks["B0"])
+    return blocks["B0"] > 1 and matches(yours, wrong) and \
+        not matches(softmax_backward_mistake(inputs["y"], inputs["dy"]), wrong)
+
+
 def _sign_flipped(inputs, yours, blocks) -> bool:
     """Check whether dx is y (Δ - dy), the right answer negated."""
     right = softmax_backward_mistake(inputs["y"], inputs["dy"])
@@ -136,6 +143,9 @@ SOFTMAX_BACKWARD_HINTS = (
          "each block's dx used the Δ of the blocks so far: Δ needs the whole row, so finish one loop for Δ, then "
          "write dx in a second"),
     Hint("sign flipped", _sign_flipped, "dx has the wrong sign: dx = y * (dy - Δ), not y * (Δ - dy)"),
+    Hint("one Δ per program", _one_delta_per_program,
+         "one Δ was shared by a program's B0 rows (their sums added together): Δ is one number per row, "
+         "tl.sum(y * dy, axis=1), a [B0] block"),
 )
 
 SOFTMAX_BACKWARD = Puzzle(
@@ -146,7 +156,7 @@ SOFTMAX_BACKWARD = Puzzle(
     budgets=(Reads("y", 2, lesson="One pass for Δ, one for dx."),
              Reads("dy", 2, lesson="One pass for Δ, one for dx."),
              Writes("dx", 1, lesson="dx is written once, in the second pass.")),
-    lesson_blocks=("B1",))
+    lesson_blocks=("B1",), int64_offsets=True)  # 2,048 rows of 2**20 pass 2**31 elements
 
 # -- puzzle 15: cross_entropy_backward ------------------------------------------------------------------------
 
@@ -224,6 +234,12 @@ def _cross_entropy_with(**mistake) -> Callable:
     return check
 
 
+def _target_in_each_block(inputs, yours, blocks) -> bool:
+    """Check whether dx subtracted the target's 1 at column `target` of every block of BLOCK_V columns (a local
+    column, tl.arange(0, BLOCK_V) == target, taken for the global one)."""
+    return _cross_entropy_with(onehot_block=blocks["BLOCK_V"])(inputs, yours, blocks)
+
+
 def _no_row_counts_nan(inputs, yours, blocks) -> bool:
     """Check whether dx has NaN where no row counts: 0 / 0."""
     return not bool(_counted(inputs).any()) and bool(yours.isnan().any())
@@ -239,6 +255,9 @@ CROSS_ENTROPY_BACKWARD_HINTS = (
          "the loss is a mean: divide by n, the number of rows whose target is not -100"),
     Hint("dloss left out", _cross_entropy_with(with_dloss=False),
          "dloss is left out: every element is multiplied by dloss, the gradient arriving at the loss"),
+    Hint("target's 1 in the block's own column", _target_in_each_block,
+         "the target's 1 was subtracted at column `target` of each block (or, where target >= BLOCK_V, nowhere): "
+         "compare the global column, cols = tl.program_id(1) * BLOCK_V + tl.arange(0, BLOCK_V), with target"),
     Hint("target not subtracted", _cross_entropy_with(onehot=False),
          "the target's 1 is not subtracted: dx = factor * (p - 1) in the column cols == target"),
     Hint("ignored rows not zeroed", _cross_entropy_with(zero_ignored=False),
@@ -253,7 +272,8 @@ CROSS_ENTROPY_BACKWARD = Puzzle(
     hints=CROSS_ENTROPY_BACKWARD_HINTS, outputs=("dx",),
     budgets=(Reads("x", 1, lesson="Recompute p = exp(x - lse) from the saved lse: one pass, no max or sum again."),
              Writes("dx", 1, lesson="dx is written once.")),
-    launcher_ops=("aten.ne", "aten.sum"))  # the given launcher counts the rows that are not ignored
+    launcher_ops=("aten.ne", "aten.sum"),  # the given launcher counts the rows that are not ignored
+    int64_offsets=True)  # 16,384 rows of 128,000 columns pass 2**31 elements
 
 # -- puzzle 16: graph_attention_backward ----------------------------------------------------------------------
 
@@ -386,6 +406,12 @@ def _attention_backward_with(**mistake) -> Callable:
     return check
 
 
+def _dk_from_own_k(inputs, yours, blocks) -> bool:
+    """Check whether dk took the sending node's own k (scaled by 1 / sqrt(D) or not) where the destination's q
+    belongs."""
+    return any(_attention_backward_with(dk_from=taken)(inputs, yours, blocks) for taken in ("k", "scaled k"))
+
+
 GRAPH_ATTENTION_BACKWARD_HINTS = (
     Hint("clip bounds stop the gradient", _attention_backward_with(bounds_pass=False),
          "at exactly -5 or 5 the gradient passes: torch's clamp counts the bounds as inside its range, so the masks "
@@ -403,6 +429,13 @@ GRAPH_ATTENTION_BACKWARD_HINTS = (
          "de = g * clip(k q / sqrt(D), -5, 5): the clipped product, as e_out was made, not the raw one"),
     Hint("de_out left out", _attention_backward_with(with_de_out=False),
          "g = de_out + dlogit: e_out is an output too, and its gradient de_out reaches e, q and k directly"),
+    Hint("dk from the node's own k", _dk_from_own_k,
+         "dk takes the destination's q: for each edge s -> n, dk_s += (g * e masked by the clip) * q_n / sqrt(D); "
+         "the sending node's own k belongs in dq_n"),
+    Hint("p and dlogit kept by slot", _attention_backward_with(scratch_by_slot=True),
+         "dk and dv read p and dlogit of the wrong edges: the first pass stored them at the CSC slot, the second "
+         "reads them by edge id. Store them by edge id too (edge_id[slot] * H + head), the one index both passes "
+         "know"),
     Hint("1/sqrt(D) left out", _attention_backward_with(scaled=False),
          "dq and dk lack the 1/sqrt(D) of k q / sqrt(D): multiply them by scale"),
 )
@@ -548,10 +581,12 @@ def _padded_keys_overflow(inputs, yours, blocks) -> bool:
 ATTENTION_BACKWARD_HINTS = (
     Hint("padded keys overflow", _padded_keys_overflow,
          "NaN or inf: keys past T load as 0, so their score is 0 and p = exp(0 - lse), which overflows where lse is "
-         "far below 0 (here about -200). Give them p = 0: tl.where on the keys in range (keys < T)"),
+         "far below 0 (here about -200). Give them p = 0: tl.where on the keys in range (keys < T). If they get 0 "
+         "already, p overflows at real keys: is lse used in natural-log units, exp2(s * log2(e) - lse * log2(e))?"),
     Hint("NaN where a query sees no key", _nan_where_no_key,
          "NaN: a query that sees no key has lse = -inf, and exp2(-inf - -inf) is NaN. Set p with tl.where(seen, "
-         "tl.exp2(s - lse * log2(e)), 0.0), so the masked pairs never reach the subtraction's result"),
+         "tl.exp2(s - lse * log2(e)), 0.0), so the masked pairs never reach the subtraction's result. If p is set "
+         "so already, `seen` lets such a query see keys: with causal, query i sees key j only when j <= i + (T - N)"),
     Hint("Δ left out", _flash_backward_with(delta=False),
          "ds misses Δ: ds = p * (dp - Δ[:, None]), with Δ_i = dO_i . o_i from the delta kernel (puzzle 14's Δ)"),
     Hint("scale left out", _flash_backward_with(scaled=0),
@@ -564,6 +599,9 @@ ATTENTION_BACKWARD_HINTS = (
     Hint("causal mask aligned top left", _flash_backward_with(causal_mask="top left"),
          "the causal mask is aligned to the first query and key; here it ends at the last ones: query i sees key j "
          "when j <= i + (T - N)"),
+    Hint("causal mask off by one", _flash_backward_with(causal_mask="strict"),
+         "the causal mask is off by one: query i sees key j when j <= i + (T - N), the diagonal included (<=, not "
+         "<)"),
     Hint("causal mask ignored", _flash_backward_with(causal_mask="none"),
          "with causal set, query i sees only keys j <= i + (T - N): mask p (and skip the blocks above the diagonal)"),
 )
@@ -690,7 +728,9 @@ def _nan_where_no_neighbour(inputs, yours, blocks) -> bool:
 SPARSE_ATTENTION_BACKWARD_HINTS = (
     Hint("NaN where a row has no neighbour", _nan_where_no_neighbour,
          "NaN: a row with no neighbour has lse = -inf, and exp2(s - lse) there is inf (and inf - inf NaN). Set p "
-         "with tl.where(edge, tl.exp2(s * log2(e) - lse * log2(e)), 0.0): the bitmap has no bit for such a row"),
+         "with tl.where(edge, tl.exp2(s * log2(e) - lse * log2(e)), 0.0): the bitmap has no bit for such a row. If p "
+         "is set so already, an lse of -inf met an edge: lse (and Δ) belong to the query, gathered by query id in "
+         "the dk/dv kernel, and the bitmap's row r is the query's"),
     Hint("bitmap ignored in the dq kernel", _bsb_backward_with(pairs="every slot"),
          "dq counts pairs that are not edges: p must be 0 off the bitmap (and on padding slots) in the dq kernel: "
          "edge[r, c] = (tcb_mask[t, r] >> c) & 1"),
@@ -707,6 +747,15 @@ SPARSE_ATTENTION_BACKWARD_HINTS = (
     Hint("lse in the wrong units", _bsb_backward_with(lse_units="log2"),
          "p is off by a factor per row: lse is a natural log. With exp2, multiply both the scores and lse by "
          "log2(e)"),
+    Hint("key bitmap transposed", _bsb_backward_with(pairs="key bitmap transposed"),
+         "in the dk/dv kernel, the transposed BSB's bitmap was read transposed: key_tcb_mask holds one mask per key "
+         "(row r of the key window), whose bit c is slot c: edge[r, c] = (key_tcb_mask[t, r] >> c) & 1"),
+    Hint("lse gathered by key", _bsb_backward_with(key_side="lse by key"),
+         "in the dk/dv kernel, p used the key's own lse: lse belongs to the query of each pair, gathered by the "
+         "query ids of the transposed TCB (key_tcb_query), one per slot"),
+    Hint("Δ gathered by key", _bsb_backward_with(key_side="Δ by key"),
+         "in the dk/dv kernel, ds used the key's own Δ: Δ_i = dO_i . o_i belongs to the query of each pair, gathered "
+         "by the query ids of the transposed TCB (key_tcb_query), one per slot"),
 )
 
 _SPARSE_GATHERS = "16*num_key_tcb"  # rows a key window's TCB gathers, per TCB: q, dO, lse and Δ (counted with them)

@@ -104,6 +104,14 @@ def _new_max_forgets_the_old(inputs, yours, blocks) -> bool:
     return matches(yours, candidate) and not matches(unshifted.double(), candidate)
 
 
+def _no_max_subtracted(inputs, yours, blocks) -> bool:
+    """Check whether the output is exp(x) / sum exp(x) in float32 with no max subtracted, in a case where that
+    overflows (NaN or inf)."""
+    x = inputs["x"].float()
+    unshifted = (torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True)).double()
+    return bool((~unshifted.isfinite()).any()) and matches(yours, unshifted)
+
+
 def _padding_counted(inputs, yours, blocks) -> bool:
     """Check whether the padded lanes of the last block counted as zeros in the max and the sum."""
     return (padding(inputs["x"].shape[1], blocks["B1"]) > 0
@@ -113,6 +121,13 @@ def _padding_counted(inputs, yours, blocks) -> bool:
 def _rescale_flipped(inputs, yours, blocks) -> bool:
     """Check whether the output is the online softmax whose running sum is rescaled by exp(m' - m), not exp(m - m')."""
     return matches(yours, one_pass_softmax(inputs["x"], blocks["B1"], rescale="flipped"))
+
+
+def _terms_against_the_old_max(inputs, yours, blocks) -> bool:
+    """Check whether the output is the online softmax whose block terms are taken against the max from before the
+    block, exp(x - m), not exp(x - m_new): the first block's against -inf, so the sum is inf and every output 0."""
+    x = inputs["x"].to(torch.float32)
+    return matches(yours, one_pass_softmax(x, blocks["B1"], old_max_terms=True).to(torch.float64))
 
 
 def _exp_base(factor: float):
@@ -129,7 +144,14 @@ def _softmax_lost_to_a_max_of_0(inputs, yours, blocks) -> bool:
     return lost_to_a_max_of_0(inputs["x"], yours, specs.softmax(inputs["x"]))
 
 
-SOFTMAX_THREE_LOOP_HINTS = (
+SOFTMAX_ONLINE_HINTS = (
+    Hint("block terms against the old max", _terms_against_the_old_max,
+         "this block's terms were taken against the old max (-inf at first, so the sum is inf and every output 0): "
+         "once m_new = tl.maximum(m, tl.max(x, axis=1)) is known, sum exp(x - m_new) and rescale the old sum by "
+         "exp(m - m_new)"),
+    Hint("no max subtracted", _no_max_subtracted,
+         "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m), so every "
+         "weight is at most 1"),
     Hint("rescale flipped", _rescale_flipped, flipped_text("the sum")),
     Hint("tl.exp2 of plain x", _exp_base(1 / LOG2E),
          "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units. Multiply by log2(e) = 1.4427 first, "
@@ -150,6 +172,10 @@ SOFTMAX_THREE_LOOP_HINTS = (
          'tl.full([B0], float("-inf"), dtype=tl.float32), and load padded lanes with other=float("-inf")'),
 )
 
+# Puzzle 4 has no running sum to rescale: the online softmax's hints (and its old-max mistake) are puzzle 5's alone.
+ONLINE_ONLY = ("block terms against the old max", "rescale flipped", "sum not rescaled", "new max forgets the old")
+SOFTMAX_THREE_LOOP_HINTS = tuple(h for h in SOFTMAX_ONLINE_HINTS if h.name not in ONLINE_ONLY)
+
 SOFTMAX_THREE_LOOP = Puzzle(
     4, "softmax_three_loop", "Long softmax in three passes", NOTEBOOK, specs.softmax, SOFTMAX_THREE_LOOP_CASES,
     SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_THREE_LOOP_HINTS,
@@ -158,7 +184,7 @@ SOFTMAX_THREE_LOOP = Puzzle(
 
 SOFTMAX_ONLINE = Puzzle(
     5, "softmax_online", "Online softmax: max and sum in one pass", NOTEBOOK, specs.softmax, SOFTMAX_THREE_LOOP_CASES,
-    SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_THREE_LOOP_HINTS,
+    SOFTMAX_THREE_LOOP_TOLERANCE, hints=SOFTMAX_ONLINE_HINTS,
     budgets=(Reads("x", 2, lesson="Carry the running max and rescale the running sum, so the max "
                                  "and the sum come from one pass over x."),),
     lesson_blocks=("B1",))

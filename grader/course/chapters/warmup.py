@@ -173,7 +173,18 @@ def _last_block_dropped(inputs, yours, blocks) -> bool:
     return matches(yours, x[:, :covered].sum(dim=1)) and not matches(x.sum(dim=1), x[:, :covered].sum(dim=1))
 
 
+def _last_block_only(inputs, yours, blocks) -> bool:
+    """Check whether each row's sum is its last block's alone: `acc = tl.sum(...)` where `acc += ...` was meant."""
+    x, block = inputs["x"], blocks["B1"]
+    if x.shape[1] <= block:
+        return False
+    return matches(yours, x[:, (x.shape[1] - 1) // block * block:].sum(dim=1))
+
+
 ROW_SUM_HINTS = (
+    Hint("last block only", _last_block_only,
+         "each row's sum is its last block's alone: each step replaced the sum instead of adding to it, so write "
+         "acc += tl.sum(tile, axis=1), not acc = ..."),
     Hint("first block only", _first_block_only,
          "you summed only the first block of each row: loop over the whole row with tl.range"),
     Hint("last block dropped", _last_block_dropped,
