@@ -1,0 +1,228 @@
+"""Dot liveness by perturbation (grader.worker.instrument): each tl.dot's result is nudged in shadows carried beside
+the real values through every op, and its work counts only where a store moves with the nudge."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from grader.worker.regions import _SHADOW
+
+
+def _numbers(data, dtype) -> np.ndarray:
+    """A block's values as numbers: bfloat16 (held as uint16 bits) as float64, other floats as float64."""
+    data = np.asarray(data)
+    if getattr(dtype, "name", "") == "bf16":
+        return (data.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return data.astype(np.float64) if data.dtype.kind == "f" else data
+
+
+def _same_bits(one, other) -> bool:
+    """Whether two arrays hold exactly the same bytes (NaNs with the same payload are the same)."""
+    one, other = np.asarray(one), np.asarray(other)
+    return one.shape == other.shape and one.dtype == other.dtype and \
+        np.ascontiguousarray(one).tobytes() == np.ascontiguousarray(other).tobytes()
+
+
+def _as_float32(handle):
+    """A bfloat16 block (stored as uint16 bits) as the float32 numbers it holds; other blocks unchanged."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    if getattr(handle.dtype, "name", "") != "bf16":
+        return handle
+    bits = np.asarray(handle.data).astype(np.uint32) << 16
+    return interpreter.TensorHandle(bits.view(np.float32), tl.float32)
+
+
+class DotShadows:
+    """Dot liveness by perturbation (issue 26, class 2): is a tl.dot's result used, however a kernel cancels it?
+
+    Each tl.dot result is perturbed, and the perturbed values are carried beside the real ones ("shadows") through
+    every builder op and reduction computed from them: for each kernel line of tl.dot (only that line's results
+    perturbed), and for ALL (every tl.dot's result perturbed), two shadows, one nudged up and one down by BACK times
+    as much. A store (or atomic) whose value, pointer or mask moves in its shadows, on the lanes it writes, shows
+    that the perturbation reached memory: that line's products are live. `d - d`, `d * 0`, `acc += d; acc -= d`,
+    `tl.dot(a, b) - tl.dot(a, b)` on one line, a condition that never holds, or all of a kernel's tl.dot lines
+    cancelling together, leave every stored value as it was, so their work is dead whatever the expression.
+
+    A store moves when its two shadows move it in opposite directions and in proportion, as a used value does for a
+    small nudge (summed over its lanes, |up + down / BACK| is under LINEAR of |up - down / BACK|); rounding noise,
+    such as (acc + d) - d differing from acc in its last bits, or 16-bit rounding of a value that moved less than an
+    ulp, follows neither, so a cancellation cannot pass for use however large its terms. (BACK is irrational-like:
+    with -1 or 1/2, rounding a value on the float grid is itself odd or proportional, and would pass.)
+
+    The nudge is a function of the product's values and shape only (the same for two calls with the same operands):
+    NUDGE of |x| plus an absolute NUDGE_ABS (a product of zeros moves too), random in sign per element (the softmax's
+    shift by a row's max does not absorb it), and small enough for exp(s - lse) to stay near its linear part.
+
+    A shadow equal to the real values is dropped, and ops on blocks without shadows cost nothing: the extra work is
+    one recomputation of each op on tl.dot-derived blocks per shadow it carries. Loads through a perturbed pointer
+    are not followed (their values are not known): a pointer or mask that moved counts as reaching memory."""
+
+    ALL = "every tl.dot"
+    NUDGE, NUDGE_ABS = 2.0 ** -10, 0.25
+    LINEAR = 0.5
+    BACK = 0.6180339887  # the down nudge, as a share of the up one
+    # Builder ops that reach memory through create_masked_load or create_masked_store, where the memory hook sees
+    # their pointer, value and mask (reaches); and ops whose effect a shadow cannot follow (a device print, an
+    # assert, inline assembly, a descriptor's gather or scatter of slices): a perturbation reaching one counts.
+    THROUGH_MEMORY = ("create_store", "create_load", "create_atomic_store", "create_atomic_load",
+                      "create_descriptor_store", "create_descriptor_load")
+    OPAQUE = ("create_print", "create_assert", "create_inline_asm", "create_descriptor_gather",
+              "create_descriptor_scatter", "create_barrier", "create_atomic_poll")
+
+    def __init__(self):
+        self.moved: set = set()  # perturbations (kernel lines of tl.dot, or ALL) that moved a stored value
+        self._patterns: dict[tuple, np.ndarray] = {}
+
+    def moved_a_store(self, line) -> bool:
+        return line in self.moved and self.ALL in self.moved
+
+    def _pattern(self, shape: tuple) -> np.ndarray:
+        """Per element, a sign and size in [-1, 1], fixed for each shape (so equal products move equally)."""
+        if shape not in self._patterns:
+            seed = zlib.crc32(repr(shape).encode())
+            self._patterns[shape] = np.random.default_rng(seed).uniform(-1.0, 1.0, shape)
+        return self._patterns[shape]
+
+    @staticmethod
+    def of(handle) -> dict:
+        attr = getattr(handle, "attr", None)
+        return attr.get(_SHADOW, {}) if isinstance(attr, dict) else {}
+
+    def _keep(self, result, shadows: dict):
+        """Attach the shadows that differ from the result's real values."""
+        attr = getattr(result, "attr", None)
+        if not isinstance(attr, dict):
+            return
+        real = np.asarray(result.data)
+        kept = {key: data for key, data in shadows.items() if not _same_bits(data, real)}
+        if kept:
+            attr[_SHADOW] = kept
+        else:
+            attr.pop(_SHADOW, None)
+
+    def op(self, original, name: str, result, args, kwargs):
+        """The shadows of a builder op's result: the op again, on each shadow of its operands."""
+        keys = {key for arg in args for key in self.of(arg)}
+        if not keys or name in self.THROUGH_MEMORY:
+            return
+        if name in self.OPAQUE or not hasattr(result, "data"):  # (create_split gives a tuple of blocks)
+            self._lost(keys)
+            return
+        from triton.runtime import interpreter
+
+        shadows = {}
+        try:
+            for key in keys:
+                swapped = [interpreter.TensorHandle(self.of(arg)[key], arg.dtype) if key in self.of(arg) else arg
+                           for arg in args]
+                shadows[key] = np.asarray(original(*swapped, **kwargs).data)
+        except Exception:  # an op that will not run again on its shadows: the kernel's own run goes on
+            self._lost(keys)
+            return
+        self._keep(result, shadows)
+
+    def _lost(self, keys):
+        """Shadows that cannot be followed further count as reaching memory (never a false "dead")."""
+        self.moved |= {key[0] for key in keys}
+
+    def dot(self, original, line, result, operands, rest, kwargs, own: bool):
+        """The shadows of a tl.dot's result: those its operands carry, and (`own`: it did counted work) its own
+        line's and ALL's, with its product perturbed."""
+        from triton.runtime import interpreter
+
+        a, b = operands
+        accumulator = rest[0] if rest and isinstance(rest[0], interpreter.TensorHandle) else None
+        inputs = (a, b, accumulator)
+        keys = {key for handle in inputs for key in self.of(handle)}
+        if own:
+            keys |= {(base, sign) for base in (line, self.ALL) for sign in (1, -self.BACK)}
+        try:
+            shadows = self._dot_shadows(original, line, result, inputs, rest, kwargs, own, keys)
+        except Exception:  # see op
+            self._lost(keys)
+            return
+        self._keep(result, shadows)
+
+    def _dot_shadows(self, original, line, result, inputs, rest, kwargs, own, keys) -> dict:
+        from triton.runtime import interpreter
+
+        accumulator = inputs[2]
+        shadows = {}
+        for key in keys:
+            swapped = [interpreter.TensorHandle(self.of(h)[key], h.dtype) if key in self.of(h) else h
+                       for h in inputs]
+            if any(key in self.of(h) for h in inputs):
+                data = np.asarray(original(_as_float32(swapped[0]), _as_float32(swapped[1]),
+                                           *(swapped[2:] if accumulator is not None else rest[:1]), *rest[1:],
+                                           **kwargs).data)
+            else:
+                data = np.asarray(result.data)
+            if own and key[0] in (line, self.ALL):
+                base = np.zeros_like(data) if accumulator is None else np.asarray(swapped[2].data, dtype=np.float64)
+                product = data.astype(np.float64) - base
+                nudge = key[1] * self._pattern(product.shape) * (self.NUDGE * np.abs(product) + self.NUDGE_ABS)
+                data = (data.astype(np.float64) + nudge).astype(data.dtype)
+            shadows[key] = data
+        return shadows
+
+    def reduce(self, apply, reducer, inputs, results, args, kwargs):
+        """The shadows of a reduction's or scan's results (tl.sum, tl.max, ...): it again, on each shadow."""
+        from triton import language as tl
+        from triton.runtime import interpreter
+
+        handles = [getattr(value, "handle", None) for value in inputs]
+        keys = {key for handle in handles for key in self.of(handle)}
+        if not keys:
+            return
+        results = results if isinstance(results, (tuple, list)) else (results,)
+        shadows = [{} for _ in results]
+        try:
+            for key in keys:
+                swapped = tuple(tl.core.tensor(interpreter.TensorHandle(self.of(h)[key], h.dtype), value.type)
+                                if key in self.of(h) else value for value, h in zip(inputs, handles))
+                again = apply(reducer, swapped if len(swapped) > 1 else swapped[0], *args, **kwargs)
+                again = again if isinstance(again, (tuple, list)) else (again,)
+                for found, value in zip(shadows, again):
+                    found[key] = np.asarray(value.handle.data)
+        except Exception:  # see op
+            self._lost(keys)
+            return
+        for value, found in zip(results, shadows):
+            self._keep(getattr(value, "handle", None), found)
+
+    def reaches(self, args, mask):
+        """A store or atomic (or a load): note the perturbations that move what it writes (its value, pointer or
+        mask, on the lanes it writes), or where it reads (a load through a moved pointer: its values are not
+        followed, so the perturbation counts as reaching memory)."""
+        active = None if mask is None else np.asarray(mask.data, dtype=bool)
+        for arg in args:
+            shadows = self.of(arg)
+            if not shadows:
+                continue
+            real = np.asarray(arg.data)
+            lanes = None
+            if not (arg is mask or active is None or real.shape == ()):
+                lanes = np.broadcast_to(active, np.broadcast_shapes(real.shape, active.shape))
+            for base in {key[0] for key in shadows} - self.moved:
+                up, down = (shadows.get((base, sign), real) for sign in (1, -self.BACK))
+                if lanes is not None:
+                    up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))
+                else:
+                    written = real
+                if self._moves(up, down, written, arg.dtype):
+                    self.moved.add(base)
+
+    def _moves(self, up, down, real, dtype) -> bool:
+        """Whether a stored block moved with the nudge: integers (pointers, masks) by any bit; floats (bfloat16 read
+        as the numbers it holds) in opposite directions for the two nudges, on the lanes where all are finite."""
+        up, down, real = (_numbers(v, dtype) for v in (up, down, real))
+        if real.dtype.kind != "f":
+            return not (_same_bits(up, real) and _same_bits(down, real))
+        finite = np.isfinite(up) & np.isfinite(down) & np.isfinite(real)
+        rise, fall = up[finite] - real[finite], (down[finite] - real[finite]) / self.BACK
+        spread = float(np.abs(rise - fall).sum())
+        return spread > 0 and float(np.abs(rise + fall).sum()) < self.LINEAR * spread

@@ -1,0 +1,563 @@
+"""The access record of one grading (grader.worker.instrument fills it from the interpreter's hook): bounds, traffic,
+store coverage, races, tl.dot work and tile widths, per tensor and per program."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import linecache
+import math
+import os
+import sys
+
+import numpy as np
+
+from grader.paths import location
+from grader.worker.dot_shadows import DotShadows
+from grader.worker.regions import (
+    _DOTS,
+    _SPLAT,
+    _TAG,
+    WATCH_EVERY,
+    AccessViolation,
+    Launch,
+    OverBudget,
+    Race,
+    Region,
+    RegionMap,
+    StoreSegment,
+    Traffic,
+    Violation,
+    _add,
+    _addresses_of,
+    _contiguous,
+    _distance,
+    _elements_in,
+    _holds,
+    _is_pointer,
+    _lane_bytes,
+    _note_first_and_last,
+    _spanned,
+    _steps,
+)
+
+MASK_FIX_ADVICE = (
+    "the stock interpreter of triton 3.9 (without the grader) rejects this mask with \"mask has unsupported "
+    "dtype\": a scalar condition (like `node < N`) combined with a block by `&` becomes int32 there. Make the "
+    "condition a block first, e.g. `tl.where(node < N, block_mask, False)`, or compare a block: "
+    "`tl.full([B], node, tl.int32) < N`, or skip the work with `if node < N:`. The GPU runs every form.")
+
+
+class Recorder:
+    """What kernels did during one case. Use through ``recording()``."""
+
+    def __init__(self):
+        self.regions: list[Region] = []
+        self.violation: Violation | None = None
+        self.race: Race | None = None  # the first race seen (a double store wins over a read)
+        self.program = (0, 0, 0)
+        self.programs = 0
+        self.dots = 0  # tl.dot calls, summed over programs
+        self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
+        self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
+        self.launches: list[Launch] = []
+        # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
+        self.program_loads: dict[tuple, dict[Region, int]] = {}
+        self.program_stores: dict[tuple, dict[Region, int]] = {}
+        # per (launch number, program): each of its stores, in order, with the loads it made since its previous store
+        # into the same tensor (see _note_store_segment)
+        self.program_segments: dict[tuple, list[StoreSegment]] = {}
+        self._loads_at_last_store: dict[tuple, dict[Region, dict[Region, float]]] = {}
+        self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
+        self._grid_launches = 0
+        self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
+        self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
+        # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
+        # it with a plain load (see _check_atomic_race)
+        self._atomic_by: dict[Region, np.ndarray] = {}
+        self._loaded_by: dict[Region, np.ndarray] = {}
+        # Set by the grader: the budget already exceeded, or None. Asked at each program's start and every
+        # WATCH_EVERY accesses, so a kernel far over budget stops early instead of running into the time limit.
+        self.watchdog = None
+        self.over_budget: str | None = None
+        # Set by the grader where the lesson is tensor cores: tl.dot operands must be 16-bit. A float32 operand
+        # runs as TF32 on the GPU, and float16 converts to TF32 exactly, so no tolerance could see it.
+        self.dots_16bit = False
+        self.kept_dots = None  # the (file, line) of each tl.dot the GPU compiler kept, once execute asks
+        # Every counted tl.dot call: (its kernel line, multiply-adds, M, N); its index is the id the blocks computed
+        # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
+        self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
+        self.live_dots: set[int] = set()
+        # Set by the grader where the tl.dot budget applies: DotShadows, which perturbs each tl.dot's result and
+        # keeps the perturbations that moved a stored value (see DotShadows).
+        self.shadows: DotShadows | None = None
+        # Set by the grader where blocks are the lesson (Puzzle.lesson_blocks): (the widest block the case gives,
+        # sizes of the case a block may equal). Every block shape that runs is held to it; the first wider one is
+        # kept in wide_tile as (its width, where, code).
+        self.tile_limit: tuple[int, frozenset] | None = None
+        self.wide_tile: tuple[int | tuple, str, str] | None = None  # a width, or (shape, most elements)
+        self._accesses_since_watch = 0
+        self.traffic = Traffic()
+        # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
+        # element, and numpy work per access proportional to its lanes.
+        self.maps = False
+        self.program_names: list[tuple] = []  # (launch number, program id) of each program, in the order they ran
+
+    # -- regions ----------------------------------------------------------------------
+    def watch(self, label: str, tensor) -> Region:
+        """Name an input before the launcher runs, so counts and reports use the spec's names."""
+        region = self._region_for_tensor(label, tensor)
+        region.given = True
+        return region
+
+    def _region_for_tensor(self, label: str, tensor) -> Region:
+        """The region of this tensor: one already seen that holds all of its memory (a view of it: y[i:i + 1] of
+        an input, an int64 view of a float32 one), or a new one of exactly its memory."""
+        region = self.region_of(tensor)
+        if region is not None:
+            return region
+        start, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
+        for region in self.regions:
+            if region.start <= start and start + size <= region.end:
+                return region
+        region = Region(label, start, tensor.numel(), tensor.element_size(), tuple(tensor.shape),
+                        tensor.is_floating_point())
+        if self.maps:
+            region.map = RegionMap.empty(region.numel)
+        self.regions.append(region)
+        return region
+
+    def region_of(self, tensor) -> Region | None:
+        """The region of exactly this tensor (same start, size and element size), if it was seen."""
+        start, numel = tensor.data_ptr(), tensor.numel()
+        for region in self.regions:
+            if region.start == start and region.numel == numel and region.itemsize == tensor.element_size():
+                return region
+        return None
+
+    def stored_view(self, tensor) -> tuple[Region, np.ndarray] | None:
+        """The region a kernel stored into that holds every element of `tensor` (the tensor itself, or a slice
+        or view of it), with one written flag per element of `tensor` in its order; None if there is none.
+        Judged by storage: a launcher may return `buf[:n]` of a bigger buffer its kernel wrote. Where no one
+        region holds it, the regions within it that kernels stored into together (launches on views of it,
+        z[0], z[1], ...): the first of them, with the flags of all."""
+        exact = self.region_of(tensor)
+        for region in ([exact] if exact is not None else []) + [r for r in self.regions if r is not exact]:
+            if (region.stores or region.atomics) and region.itemsize == tensor.element_size():
+                elements = _elements_in(tensor, region)
+                if elements is not None:
+                    return region, region.written[elements]
+        parts = self.parts_of(tensor)
+        if not parts:
+            return None
+        addresses = _addresses_of(tensor)
+        written = np.zeros(addresses.size, dtype=bool)
+        for part in parts:
+            inside = (addresses >= part.start) & (addresses < part.end)
+            written[inside] |= part.written[(addresses[inside] - part.start) // part.itemsize]
+        return parts[0], written
+
+    def parts_of(self, tensor) -> list[Region]:
+        """The regions kernels stored into that lie within `tensor`'s memory, of its element size, where it is no
+        region of its own: views of an output (z[i]) that kernels were launched on."""
+        if self.region_of(tensor) is not None:
+            return []
+        low = tensor.data_ptr()
+        high = low + (_addresses_of(tensor).max() - low + tensor.element_size() if tensor.numel() else 0)
+        return [r for r in self.regions if (r.stores or r.atomics) and r.itemsize == tensor.element_size()
+                and low <= r.start and r.end <= high]
+
+    def _launch(self, fn, arg_names, args, kwargs, grid):
+        launch = Launch.of(fn, arg_names, args, kwargs, grid)
+        self.launches.append(launch)
+        for name, value in launch.bound.items():  # defaults are never tensors
+            base = getattr(value, "base", None) if type(value).__name__ == "TensorDescriptor" else value
+            if hasattr(base, "data_ptr") and hasattr(base, "numel"):
+                region = self._region_for_tensor(name.removesuffix("_ptr"), base)  # a tensor the grader did not name
+                if name not in region.params:
+                    region.params.append(name)
+
+    def _start_grid(self):
+        """A launch begins: programs of earlier launches cannot race with its programs."""
+        self._grid_launches += 1
+        self._programs_of_launch = []
+        self._stored_by = {}
+        self._atomic_by = {}
+        self._loaded_by = {}
+
+    def _start_program(self, program: tuple):
+        self.program = program
+        self._programs_of_launch.append(program)
+        self.program_names.append((self._grid_launches, program))
+        self._watch()
+
+    def _watch(self):
+        """Stop the kernel (OverBudget) if the watchdog finds a budget exceeded by the counts so far."""
+        self._accesses_since_watch = 0
+        if self.watchdog is not None and self.over_budget is None:
+            problem = self.watchdog()
+            if problem:
+                self.over_budget = problem
+                raise OverBudget(problem)
+
+    def _classify(self, handle, active=None) -> Region | None:
+        """The region most of this pointer's lanes fall in (for a scalar pointer: the one holding it).
+        With `active`, only those lanes vote: masked lanes may point anywhere (a descriptor's padding)."""
+        addrs = np.asarray(handle.data, dtype=np.uint64)
+        addrs = (addrs[active] if active is not None and active.any() else addrs).ravel()
+        if not self.regions or addrs.size == 0:
+            return None
+        best, best_count = None, 0
+        for region in self.regions:
+            inside = int(np.count_nonzero((addrs >= region.start) & (addrs < region.end)))
+            if addrs.size == 1 and inside:
+                return region
+            if inside > best_count:
+                best, best_count = region, inside
+        return best
+
+    def _regions_for(self, handle, active=None) -> tuple[Region, ...]:
+        """The tensors this pointer was built from: one, or several where tl.where chose between pointers."""
+        tagged = getattr(handle, "attr", {}).get(_TAG)
+        if tagged is not None and tagged[0] is self:
+            return tagged[1]
+        region = self._classify(handle, active)
+        return () if region is None else (region,)
+
+    # -- accesses ---------------------------------------------------------------------
+    def _access(self, kind: str, ptrs, mask, value=None, racy: str = ""):
+        """Check and count one load, store (of `value`) or atomic, before it runs. Each lane moves the bytes of
+        the pointer's element type, and all of them must lie inside its tensor. `racy` names an atomic the race
+        detector treats as a store (an exchange, or a compare-and-swap outside a retry loop)."""
+        self._accesses_since_watch += 1
+        if self._accesses_since_watch >= WATCH_EVERY:
+            self._watch()
+        data = np.asarray(ptrs.data)
+        active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
+            np.asarray(mask.data, dtype=bool), data.shape)
+        addrs = data[active].astype(np.int64)
+        width = _lane_bytes(ptrs)
+        values = None if value is None else np.broadcast_to(np.asarray(value.data), data.shape)[active]
+        regions = self._regions_for(ptrs, active)
+        self._count_lanes(kind, data, active, regions)
+        if not regions:
+            if addrs.size:
+                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width)
+            return
+        owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
+        for index, region in enumerate(regions):
+            offsets = addrs - np.int64(region.start)
+            inside = (owner < 0) & (offsets >= 0) & (offsets + width <= region.numel * region.itemsize)
+            owner[inside] = index
+        bad = owner < 0
+        if bad.any():
+            for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
+                if region.map is not None and (owner == index).any():
+                    elements = _spanned(addrs[owner == index] - np.int64(region.start), width, region.itemsize)
+                    region.map.touch(kind, len(self.program_names) - 1, np.unique(elements))
+            region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
+            offsets = addrs[bad] - np.int64(region.start)
+            size = region.numel * region.itemsize
+            outside = np.where((offsets >= 0) & (offsets < size), size, offsets)  # each lane's first byte outside
+            first = sorted(set((outside // region.itemsize).tolist()))[:4]
+            self._stop(kind, region, int(bad.sum()), addrs.size, first, data,
+                       [r for r in regions if r is not region], width)
+        for index, region in enumerate(regions):
+            lanes = owner == index if len(regions) > 1 else slice(None)
+            mine = addrs[lanes]
+            if mine.size:
+                self._count(kind, region, mine - np.int64(region.start), width,
+                            None if values is None else values[lanes], racy)
+
+    def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
+        """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
+        traffic, lanes, on = self.traffic, active.size, int(np.count_nonzero(active))
+        if kind == "load":
+            traffic.load_lanes += lanes
+            traffic.load_active += on
+            if on >= 2 and regions:
+                traffic.wide_loads += 1
+                traffic.contiguous_loads += _contiguous(data.astype(np.int64), active, regions[0].itemsize)
+        else:
+            traffic.store_lanes += lanes
+            traffic.store_active += on
+        if self.maps and on < lanes:
+            off = data[~active].astype(np.int64)
+            for region in regions:
+                if region.map is not None:
+                    region.map.masked_lanes += off.size
+                    region.map.masking.add(len(self.program_names) - 1)
+                    offsets = off - np.int64(region.start)
+                    inside = (offsets >= 0) & (offsets < region.numel * region.itemsize) \
+                        & (offsets % region.itemsize == 0)
+                    region.map.masked[offsets[inside] // region.itemsize] = True
+
+    def _count(self, kind: str, region: Region, offsets: np.ndarray, width: int, values=None, racy: str = ""):
+        """Count one access's lanes in `region` (byte offsets of lanes `width` bytes wide; a store's `values` beside
+        them), in all and for this program, in bytes."""
+        ordinal = len(self.program_names) - 1
+        program = (self._grid_launches, self.program)
+        if kind == "atomic":  # every lane reads and writes, duplicates included: the hardware applies each one
+            elements = _spanned(offsets, width, region.itemsize)
+            moved = offsets.size * width
+            region.atomics += offsets.size
+            region.load_bytes += moved
+            region.store_bytes += moved
+            _add(self.program_loads, program, region, moved / region.itemsize)
+            touched = np.unique(elements)
+            new = int(np.count_nonzero(~region.written[touched]))
+            _add(self.program_stores, program, region, new)
+            self._note_store_segment(program, region, new)
+            region.written[elements] = True
+            if region.map is not None:
+                region.map.touch(kind, ordinal, elements)
+            if racy:  # no race among atomics that add: the hardware orders them; these overwrite
+                self._check_write_race(region, touched, racy)
+            self._check_atomic_race(region, touched, "atomic")
+            return
+        lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
+        moved = lanes.size * width
+        distinct = _spanned(lanes, width, region.itemsize)  # sorted, and distinct where a lane is an element
+        if width != region.itemsize:
+            distinct = np.unique(distinct)
+        if region.map is not None:
+            region.map.touch(kind, ordinal, distinct)
+        if kind == "load":
+            region.load_bytes += moved
+            _add(self.program_loads, program, region, moved / region.itemsize)
+            self._check_read_race(region, distinct)
+            self._check_atomic_race(region, distinct, "load")
+            return
+        region.store_bytes += moved
+        new = int(np.count_nonzero(~region.written[distinct]))
+        _add(self.program_stores, program, region, new)
+        self._note_store_segment(program, region, new)
+        region.written[distinct] = True
+        self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
+                               else values[first])
+        self._check_atomic_race(region, distinct, "store")
+
+    # -- store segments: per-program budgets that pairing programs cannot game (issue 26, class 10) -----------------
+    def _note_store_segment(self, program: tuple, region: Region, new: int):
+        """Note a store (or atomic) into `region` (`new`: elements no kernel had stored before), with the loads
+        this program made since its previous store into `region`. A program that reads the keys twice and then
+        stores two query blocks, at once or one after the other, read them twice before its first store: pairing
+        programs cannot halve what a pass costs (budgets.Reads, per program)."""
+        loads = self.program_loads.get(program, {})
+        before = self._loads_at_last_store.setdefault(program, {}).get(region, {})
+        since = {r: amount - before.get(r, 0) for r, amount in loads.items() if amount - before.get(r, 0)}
+        self._loads_at_last_store[program][region] = dict(loads)
+        self.program_segments.setdefault(program, []).append(StoreSegment(region, new, since))
+
+    def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
+        """A store over another program's store in this launch races: each element is written by one program.
+        Two programs storing the same bytes race too (the GPU would do that work twice, and the interpreter's
+        order is no GPU's); the report says so. `via` names an atomic that overwrites (see _access)."""
+        owners = self._stored_by.get(region)
+        if owners is None:
+            owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
+        me = len(self._programs_of_launch) - 1
+        if self.race is None or self.race.kind == "read" or region.map is not None:
+            before = owners[elements]
+            clash = np.flatnonzero((before >= 0) & (before != me))
+            if clash.size and region.map is not None:
+                region.map.raced[elements[clash]] = True
+            if clash.size and (self.race is None or self.race.kind == "read"):
+                same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
+                whole = same and not via and clash.size == elements.size and bool((before == before[0]).all()) and \
+                    int(np.count_nonzero(owners == before[0])) == elements.size
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole)
+        owners[elements] = me
+
+    # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
+    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str):
+        """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
+        the launch updates atomically (before or after it: the store may land between the updates and wipe them),
+        and a plain load of an element another program updates atomically (before it: the load may see any partial
+        sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
+        compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
+        "atomic". Plain loads are noted only where they can meet an atomic: in tensors that are no input, and in
+        inputs an atomic has updated."""
+        me = len(self._programs_of_launch) - 1
+        updated = self._atomic_by.get(region)
+        if kind == "atomic":
+            if updated is None:
+                updated = self._atomic_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            owners = self._stored_by.get(region)
+            if owners is not None and (self.race is None or self.race.kind == "read" or region.map is not None):
+                before = owners[elements]
+                clash = np.flatnonzero((before >= 0) & (before != me))
+                self._atomic_clash(region, elements, clash, before, "write")
+            loaded = self._loaded_by.get(region)
+            if loaded is not None and (self.race is None or region.map is not None):
+                other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])
+                clash = np.flatnonzero((other >= 0) & (other != me))
+                if clash.size and not _in_while_loop():
+                    self._atomic_clash(region, elements, clash, other, "read", via="a later atomic")
+            _note_first_and_last(updated, elements, me)
+            return
+        if kind == "load" and (region.atomics or not region.given):
+            loaded = self._loaded_by.get(region)
+            if loaded is None:
+                loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            _note_first_and_last(loaded, elements, me)
+        if updated is None or (self.race is not None and region.map is None and
+                               (kind == "load" or self.race.kind == "write")):
+            return
+        first, last = updated[0, elements], updated[1, elements]
+        other = np.where(first != me, first, last)
+        clash = np.flatnonzero((other >= 0) & (other != me))
+        if clash.size and kind == "load" and _in_while_loop():
+            return
+        self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
+
+    def _atomic_clash(self, region, elements, clash, other, kind, via=""):
+        if not clash.size:
+            return
+        if region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if self.race is None or (kind == "write" and self.race.kind == "read"):
+            self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), via=via, atomic=True)
+
+    def _check_read_race(self, region: Region, elements: np.ndarray):
+        owners = self._stored_by.get(region)
+        if owners is None or (self.race is not None and region.map is None):
+            return
+        before = owners[elements]
+        clash = np.flatnonzero((before >= 0) & (before != len(self._programs_of_launch) - 1))
+        if clash.size and region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if clash.size and self.race is None:
+            self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
+
+    def _race(self, kind, region, element, first, via="", same=False, whole=False, atomic=False):
+        where, code = _kernel_line()
+        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
+                         same, whole, atomic)
+
+    def _note_mask_fix(self):
+        where, code = _kernel_line()
+        self.mask_fixes.setdefault(where, code)
+
+    def mask_fix_note(self) -> str:
+        """What to write instead of the masks the hook had to make boolean; '' if none."""
+        if not self.mask_fixes:
+            return ""
+        lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
+        return f"note: {MASK_FIX_ADVICE}{lines}"
+
+    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0):
+        where, code = _kernel_line()
+        self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(data.shape),
+                                   tuple(others), width, _steps(data))
+        raise AccessViolation(self.violation.message())
+
+    def _tag(self, result, args):
+        if not _is_pointer(result) or _TAG in result.attr:
+            return
+        regions = []
+        for arg in args:
+            if _is_pointer(arg):
+                regions += [r for r in self._regions_for(arg) if r not in regions]
+        if regions:
+            result.attr[_TAG] = (self, tuple(regions))
+
+
+    def _carry_dots(self, result, handles, multiply: bool):
+        """Let `result` carry the ids of the tl.dot calls its operands came from; none through a product with a
+        block of constant zeros (x * 0.0: nothing of x reaches the result)."""
+        attr = getattr(result, "attr", None)
+        if not isinstance(attr, dict):
+            return
+        handles = [h for h in handles if isinstance(getattr(h, "attr", None), dict)]
+        if multiply and any(h.attr.get(_SPLAT) and not np.any(h.data) for h in handles):
+            return
+        found = [h.attr[_DOTS] for h in handles if _DOTS in h.attr]
+        if found:
+            attr[_DOTS] = frozenset().union(*found)
+
+    def _mark_live(self, handles):
+        """The tl.dot calls whose results reach this store (through its value, pointer or mask) did real work."""
+        for handle in handles:
+            dots = getattr(handle, "attr", {}).get(_DOTS) if isinstance(getattr(handle, "attr", None), dict) else None
+            if dots:
+                self.live_dots |= dots
+
+    def _check_tile(self, result):
+        """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""
+        widest, sizes, most = self.tile_limit
+        shape = getattr(getattr(result, "data", None), "shape", ())
+        if not shape or self.wide_tile is not None:
+            return
+        wider = [size for size in shape if size > widest and size not in sizes]
+        if wider:
+            where, code = _kernel_line()
+            self.wide_tile = (max(wider), where, code)
+        # [B0, B1, B1] or [B1, B1]: B1 x B1 columns of a row in one block, with no axis wider than B1
+        elif most is not None and (sum(size > 1 for size in shape) > 2 or math.prod(shape) > most):
+            where, code = _kernel_line()
+            self.wide_tile = ((tuple(int(size) for size in shape), most), where, code)
+
+    def dot_is_live(self, index: int) -> bool:
+        """Whether tl.dot call `index` did work that reached a store: its result (not multiplied by a constant
+        zero, nor overwritten) reached one, and, where DotShadows watched, perturbing its result moved one."""
+        if index not in self.live_dots:
+            return False
+        return self.shadows is None or self.shadows.moved_a_store(self.dot_calls[index][0])
+
+    def dead_dot_work(self) -> int:
+        """Multiply-adds of tl.dot calls whose results never reached a store."""
+        return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if not self.dot_is_live(index))
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the grader's worker modules: never the learner's frames
+
+
+@functools.lru_cache(maxsize=1)
+def _triton_dir() -> str:
+    import triton
+
+    return os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
+
+
+def learner_line(frame, library: tuple[str, ...]) -> tuple[str, str]:
+    """Where and what: the innermost frame from `frame` outwards whose file is in none of the `library`
+    folders (nor generated code), with its source line; ("?", "") if there is none."""
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(library) and not frame.f_code.co_filename.startswith("<"):
+            line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+            return location(filename, frame.f_lineno), line
+        frame = frame.f_back
+    return "?", ""
+
+
+def _kernel_line() -> tuple[str, str]:
+    return learner_line(sys._getframe(1), (_HERE, _triton_dir()))
+
+
+def _in_while_loop() -> bool:
+    """Whether the learner's line running now is part of a retry loop: inside a `while` statement, or assigning
+    a name that a `while` tests (`seen = tl.atomic_cas(...)` before `while seen != old:`)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _triton_dir())):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    return frame.f_lineno in _retry_lines("".join(linecache.getlines(frame.f_code.co_filename)))
+
+
+@functools.lru_cache(maxsize=32)
+def _retry_lines(source: str) -> frozenset[int]:
+    """The lines of this source inside a `while` statement, and those of assignments to a name a `while` tests."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.While)]
+    tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
+    lines = {line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in tested for t in node.targets):
+            lines.update(range(node.lineno, node.end_lineno + 1))
+    return frozenset(lines)
