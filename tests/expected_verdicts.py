@@ -34,4 +34,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "wrong/p17_dkdv_summed_in_float16.py": ("error",
                                             "a running sum of tl.dot results is kept in float16. Sum in float32"),
     "wrong/p18_dq_accumulated_in_float16.py": ("error", "tl.dot sums its products in float16"),
+    # from the fresh attacker's review: a compare-and-swap in a `while` that runs once retries nothing
+    "cheating/p07_cas_in_a_loop_that_runs_once.py": ("race", "with tl.atomic_cas outside a retry loop"),
+    # a whole row of puzzle 15 in one block the launcher never gave (an extra parameter's default)
+    "cheating/p15_whole_row_in_one_tile.py": ("budget", "your kernel made a block 131072 wide"),
 }

@@ -549,12 +549,18 @@ def _in_while_loop() -> bool:
 
 @functools.lru_cache(maxsize=32)
 def _retry_lines(source: str) -> frozenset[int]:
-    """The lines of this source inside a `while` statement, and those of assignments to a name a `while` tests."""
+    """The lines of this source inside a retry loop, and those of assignments to a name one tests. A retry loop is
+    a `while` whose test reads what a tl.atomic_cas returned (`while seen != old:`): a `while` that runs once, or
+    whose test the swap does not decide, retries nothing, and its swaps race like stores."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return frozenset()
-    loops = [node for node in ast.walk(tree) if isinstance(node, ast.While)]
+    swapped = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "atomic_cas"
+        for call in ast.walk(node.value)) for target in node.targets if isinstance(target, ast.Name)}
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.While) and
+             swapped & {name.id for name in ast.walk(node.test) if isinstance(name, ast.Name)}]
     tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
     lines = {line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1)}
     for node in ast.walk(tree):

@@ -273,6 +273,7 @@ CROSS_ENTROPY_BACKWARD = Puzzle(
     budgets=(Reads("x", 1, lesson="Recompute p = exp(x - lse) from the saved lse: one pass, no max or sum again."),
              Writes("dx", 1, lesson="dx is written once.")),
     launcher_ops=("aten.ne", "aten.sum"),  # the given launcher counts the rows that are not ignored
+    lesson_blocks=("BLOCK_V",),  # a block of columns per program: a whole row in one tile is not the lesson
     int64_offsets=True)  # 16,384 rows of 128,000 columns pass 2**31 elements
 
 # -- puzzle 16: graph_attention_backward ----------------------------------------------------------------------
