@@ -24,8 +24,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p11_two_dots_cancel.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     "cheating/p12_pv_on_cuda_cores_dot_cancelled.py": ("budget", "cancelled (d - d: what is stored does not move"),
     # issue 26, class 3: a row held in a dozen tiles is too short for 65 blocks per row
-    "cheating/p05_row_in_a_dozen_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at "
-                                                         "[0, 192]"),
+    "cheating/p05_row_in_a_dozen_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 48]"),
     # issue 26, class 4: a plain store beside other programs' atomics races
     "cheating/p07_clears_while_others_add.py": ("race", "one with a plain tl.store and the other with an atomic"),
     # issue 26, class 10: paired programs read the keys twice before one store
@@ -38,4 +37,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p07_cas_in_a_loop_that_runs_once.py": ("race", "with tl.atomic_cas outside a retry loop"),
     # a whole row of puzzle 15 in one block the launcher never gave (an extra parameter's default)
     "cheating/p15_whole_row_in_one_tile.py": ("budget", "your kernel made a block 131072 wide"),
+    # a row held in separate tiles of [16, B1]: at 65 blocks of 4 no tile may be wider than 4 (tests/test_chapters.py)
+    "cheating/p05_row_in_eight_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 128]"),
+    "cheating/p06_keys_in_five_tiles.py": ("mismatch", "4 of 4 elements of z wrong"),
+    "cheating/p14_row_in_five_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 80]"),
 }

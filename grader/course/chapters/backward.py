@@ -87,9 +87,9 @@ SOFTMAX_BACKWARD_CASES = (
     Case("large", dict(N0=64, T=2000), dict(B0=8, B1=256)),
     Case("peaked rows", dict(N0=8, T=500), dict(B0=4, B1=128), fill=per_input(y=normal(10.0)),
          about="logits of scale 10: y spans many magnitudes"),
-    Case("65 blocks per row", dict(N0=3, T=1029), dict(B0=2, B1=16),
-         about="65 blocks of 16 in a row: a row held in a dozen separate tiles, so that y and dy are read once, is "
-               "too short; both passes must loop over the whole row, however long"),
+    Case("65 blocks per row", dict(N0=3, T=257), dict(B0=2, B1=4),
+         about="65 blocks of 4 in a row: a row held in separate tiles (none wider than a block), so that y and dy "
+               "are read once, takes 17 of them; both passes must loop over the whole row, however long"),
     Case("rows of 2**20", dict(N0=2, T=1 << 20), dict(B0=1, B1=1 << 14),
          about="rows as long as the benchmark's 128 x 2**20 (two rows keep the interpreter fast); on a GPU, "
                "offsets past 2**31 need int64 from 2,048 such rows"),

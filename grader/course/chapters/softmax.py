@@ -47,9 +47,9 @@ SOFTMAX_THREE_LOOP_CASES = (
     Case("single row", dict(N0=1, T=1000), dict(B0=1, B1=128)),
     Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
     Case("large", dict(N0=64, T=2000), dict(B0=8, B1=256)),
-    Case("65 blocks per row", dict(N0=3, T=1029), dict(B0=2, B1=16),
-         about="65 blocks of 16 in a row: a row held in a dozen separate tiles, so that x is read once, is too "
-               "short; the passes must loop over the whole row, however long"),
+    Case("65 blocks per row", dict(N0=3, T=257), dict(B0=2, B1=4),
+         about="65 blocks of 4 in a row: a row held in separate tiles (no tile may be wider than a block), so that x "
+               "is read once, takes 17 of them; the passes must loop over the whole row, however long"),
     Case("max falls by 100 after the first block", dict(N0=3, T=200), dict(B0=2, B1=32),
          fill=rows(lambda i, n, g: torch.randn(n, generator=g, dtype=torch.float64)
                    + torch.where(torch.arange(n) < 32, 80.0, -20.0), "about 80 in the first block, -20 after"),
@@ -198,9 +198,9 @@ FLASH_ATTENTION_CASES = (
     Case("single key", dict(N0=10, T=1), dict(B0=4, B1=16)),
     Case("single element", dict(N0=1, T=1), dict(B0=1, B1=16)),
     Case("large", dict(N0=256, T=2000), dict(B0=32, B1=256)),
-    Case("65 key blocks", dict(N0=4, T=1029), dict(B0=2, B1=16),
-         about="65 blocks of 16 keys: a row of scores held in a dozen separate tiles is too short; the pass must "
-               "loop over every key block, however many"),
+    Case("65 key blocks", dict(N0=4, T=257), dict(B0=2, B1=4),
+         about="65 blocks of 4 keys: a row of scores held in separate tiles (none wider than a block) takes 17 of "
+               "them; the pass must loop over every key block, however many"),
     Case("large scores", dict(N0=20, T=300), dict(B0=4, B1=64), fill=normal(30.0),
          about="scores up to thousands: exp overflows unless the running max is subtracted"),
     Case("max grows every block", dict(N0=12, T=300), dict(B0=4, B1=32),
