@@ -41,4 +41,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p05_row_in_eight_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 128]"),
     "cheating/p06_keys_in_five_tiles.py": ("mismatch", "4 of 4 elements of z wrong"),
     "cheating/p14_row_in_five_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 80]"),
+    # two tl.dots whose difference is 0 (d1 - d2 / 2, d2 = tl.dot(a, 2 b)) beside a product on CUDA cores
+    "cheating/p11_cuda_cores_beside_a_scaled_pair.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    # dq, dk and dv rounded to float16 after each product (acc.to(tl.float16).to(tl.float32))
+    "wrong/p18_sums_rounded_to_float16.py": ("error", "was rounded to 16 bits since the last tl.dot"),
 }

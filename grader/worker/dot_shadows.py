@@ -62,6 +62,11 @@ class DotShadows:
     are not followed (their values are not known): a pointer or mask that moved counts as reaching memory."""
 
     ALL = "every tl.dot"
+    # A third perturbation of every tl.dot's result, in proportion to it (so that products that are multiples of
+    # one another, d1 - d2 / 2 with d2 = tl.dot(a, 2 b), cancel in it as in the values: ``_proportional``), which a
+    # store must show beyond rounding, by SHOWN of its largest value (a cancellation leaves an ulp or so).
+    PROPORTIONAL = "every tl.dot, in proportion"
+    NUDGE_PROPORTIONAL, SHOWN = 2.0 ** -6, 2.0 ** -14
     NUDGE, NUDGE_ABS = 2.0 ** -10, 0.25
     LINEAR = 0.5
     BACK = 0.6180339887  # the down nudge, as a share of the up one
@@ -78,7 +83,7 @@ class DotShadows:
         self._patterns: dict[tuple, np.ndarray] = {}
 
     def moved_a_store(self, line) -> bool:
-        return line in self.moved and self.ALL in self.moved
+        return line in self.moved and self.ALL in self.moved and self.PROPORTIONAL in self.moved
 
     def _pattern(self, shape: tuple) -> np.ndarray:
         """Per element, a sign and size in [-1, 1], fixed for each shape (so equal products move equally)."""
@@ -140,6 +145,7 @@ class DotShadows:
         keys = {key for handle in inputs for key in self.of(handle)}
         if own:
             keys |= {(base, sign) for base in (line, self.ALL) for sign in (1, -self.BACK)}
+            keys.add((self.PROPORTIONAL, 1))
         try:
             shadows = self._dot_shadows(original, line, result, inputs, rest, kwargs, own, keys)
         except Exception:  # see op
@@ -161,7 +167,11 @@ class DotShadows:
                                            **kwargs).data)
             else:
                 data = np.asarray(result.data)
-            if own and key[0] in (line, self.ALL):
+            if own and key[0] == self.PROPORTIONAL:
+                base = np.zeros_like(data) if accumulator is None else np.asarray(swapped[2].data, dtype=np.float64)
+                product = data.astype(np.float64) - base
+                data = (data.astype(np.float64) + self._proportional(product)).astype(data.dtype)
+            elif own and key[0] in (line, self.ALL):
                 base = np.zeros_like(data) if accumulator is None else np.asarray(swapped[2].data, dtype=np.float64)
                 product = data.astype(np.float64) - base
                 nudge = key[1] * self._pattern(product.shape) * (self.NUDGE * np.abs(product) + self.NUDGE_ABS)
@@ -194,6 +204,14 @@ class DotShadows:
         for value, found in zip(results, shadows):
             self._keep(getattr(value, "handle", None), found)
 
+    def _proportional(self, product: np.ndarray) -> np.ndarray:
+        """The PROPORTIONAL nudge of a product: NUDGE_PROPORTIONAL of its magnitude and of its mean magnitude (for
+        elements near 0), random in sign per element; the absolute NUDGE_ABS only for a product of zeros."""
+        size = np.abs(product)
+        level = float(size.mean()) if size.size else 0.0
+        scale = self.NUDGE_PROPORTIONAL * (size + level) if level > 0 else self.NUDGE_ABS
+        return self._pattern(product.shape) * scale
+
     def reaches(self, args, mask):
         """A store or atomic (or a load): note the perturbations that move what it writes (its value, pointer or
         mask, on the lanes it writes), or where it reads (a load through a moved pointer: its values are not
@@ -213,8 +231,21 @@ class DotShadows:
                     up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))
                 else:
                     written = real
-                if self._moves(up, down, written, arg.dtype):
+                moves = self._shown(up, written, arg.dtype) if base == self.PROPORTIONAL else \
+                    self._moves(up, down, written, arg.dtype)
+                if moves:
                     self.moved.add(base)
+
+    def _shown(self, moved, real, dtype) -> bool:
+        """Whether a stored block moved beyond rounding: integers by any bit, floats by SHOWN of the largest."""
+        moved, real = _numbers(moved, dtype), _numbers(real, dtype)
+        if real.dtype.kind != "f":
+            return not _same_bits(moved, real)
+        finite = np.isfinite(moved) & np.isfinite(real)
+        if not finite.any():
+            return not _same_bits(moved, real)
+        largest = float(np.abs(real[finite]).max())
+        return float(np.abs(moved[finite] - real[finite]).max()) > self.SHOWN * largest
 
     def _moves(self, up, down, real, dtype) -> bool:
         """Whether a stored block moved with the nudge: integers (pointers, masks) by any bit; floats (bfloat16 read

@@ -202,15 +202,32 @@ def _overwriting_atomic(name: str, args) -> str:
     return ""
 
 
+_ROUNDED = "_grader_rounded_16"  # on a block: a float32 value rounded to 16 bits on its way (x.to(fp16).to(fp32))
+_ROUNDING = ("create_fp_trunc", "create_fp_to_fp", "create_fp_ext")
+
+
+def _note_rounding(name: str, result, args) -> None:
+    """Mark a block rounded to 16 bits, and the float32 value made back from it."""
+    attr = getattr(result, "attr", None)
+    if not isinstance(attr, dict) or not args:
+        return
+    source = getattr(args[0], "attr", None) or {}
+    if getattr(result.dtype, "name", "") in ("fp16", "bf16") or (name == "create_fp_ext" and source.get(_ROUNDED)):
+        attr[_ROUNDED] = True
+
+
 def _wrap_tagging(original, name):
     multiply = name in ("create_fmul", "create_mul")
     splat = name == "create_splat"
     adds = name in ("create_fadd", "create_fsub")
+    rounding = name in _ROUNDING
 
     def wrapper(*args, **kwargs):
         if adds and _active is not None and _active.dot_calls:
             _refuse_16_bit_sum("add", args)
         result = original(*args, **kwargs)
+        if rounding and _active is not None and _active.dot_calls:
+            _note_rounding(name, result, args)
         if _active is not None:
             if _active.shadows is not None and _active.dot_calls and name != "create_dot":  # see _wrap_dot
                 _active.shadows.op(original, name, result, args, kwargs)
@@ -268,6 +285,11 @@ def _wrap_dot(original):
                 raise DotNot16Bit(DOT_16BIT_RULE.format(found=" and ".join(wide)))
         if _active is not None:
             _refuse_16_bit_sum("dot", args)
+            accumulator = args[2] if len(args) > 2 else None
+            attr = getattr(accumulator, "attr", None) or {}
+            if attr.get(_ROUNDED) and attr.get(_DOTS):  # the learner's line is added by the grader's report
+                raise SumIn16Bit("the running sum this tl.dot adds into was rounded to 16 bits since the last tl.dot "
+                                 f"(acc.to(tl.float16) between two products). {SUM_16BIT_ADVICE}")
         result = original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
         if _active is None:
             return result
