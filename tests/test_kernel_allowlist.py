@@ -497,15 +497,13 @@ def test_issue_26s_kernels_are_refused_for_their_reason(path):
 
 def test_the_verdict_on_a_name_does_not_depend_on_an_interpreter_run_before(tmp_path):
     """In a process where the interpreter left tl.core.load patched (a stand-in lambda), the judge still reads
-    tl.core.load as the path into Triton's internals it is (grader.judge.allowlist._unpatched)."""
+    tl.core.load as the tl function it stands for (grader.judge.allowlist._unpatched)."""
     import triton.language as tl
 
     from grader.judge import allowlist
 
-    original = tl.core.load
-    tl.core.load = lambda *args, member=original, **kwargs: member(*args, **kwargs)
-    tl.core.load.__module__ = "triton.runtime.interpreter"
-    try:
-        assert allowlist._module_object("triton.language.core.load") is original
-    finally:
-        tl.core.load = original
+    builtin = allowlist._unpatched(tl.core.load)  # the tests before may have left it patched already
+    assert tl.core.is_builtin(builtin)
+    stand_in = lambda *args, member=builtin, **kwargs: member(*args, **kwargs)  # noqa: E731 (as the interpreter's)
+    stand_in.__module__ = "triton.runtime.interpreter"
+    assert allowlist._unpatched(stand_in) is builtin
