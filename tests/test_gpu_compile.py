@@ -306,3 +306,23 @@ TTIR_FLOAT32_SUMS = """
 ], ids=["running sum", "dot accumulator", "tl.sum", "float32 sums"])
 def test_sums_in_16_bits_are_read_from_ttir(ttir, expected):
     assert gpu_compile.sums_in_16_bits(ttir) == expected
+
+
+def test_a_helper_that_ended_between_two_gradings_is_started_again(tmp_path, monkeypatch):
+    """A grading that ends kills every process below the judge, and in the tests (or a notebook) the judge's process
+    holds the compile helper too: the next request starts a fresh one instead of failing closed on a dead pipe."""
+    import os
+    import signal
+
+    from helpers import ROOT, grade_file
+
+    from grader.worker import gpu_compile
+
+    assert grade_file(1, ROOT / "solutions" / "p01_add.py", first_failure=True).status == "passed"
+    if gpu_compile._helper is not None:
+        os.kill(gpu_compile._helper.process.pid, signal.SIGKILL)
+        gpu_compile._helper.process.wait()
+    monkeypatch.setattr(gpu_compile, "_outcomes", {})
+    monkeypatch.setenv("GRADER_COMPILE_CACHE", str(tmp_path / "cache"))  # nothing cached: the helper is asked
+    result = grade_file(2, ROOT / "solutions" / "p02_outer_add.py", first_failure=True)
+    assert result.status == "passed", [c.message for c in result.cases if not c.passed]

@@ -473,12 +473,17 @@ def _compile(request: dict) -> dict:
         if loaded is not None:
             _outcomes[key] = loaded
             return loaded
+        if _helper is not None and _helper.process.poll() is not None:
+            # It ended between two requests (a grading that ends kills every process it finds below the judge, and
+            # in a notebook or the tests this process is the judge): a fresh one takes the request.
+            _helper.close()
+            _helper = None
         if _helper is None:
             _helper = _Helper()
         try:
             _outcomes[key] = _helper.ask(request)
         except Exception:
-            _helper.close()  # a helper that timed out or died is not asked again
+            _helper.close()  # a helper that timed out or died on this request is not asked again: it fails closed
             _helper = None
             raise
         if "skip" not in _outcomes[key]:  # the check's trouble may pass; the compiler's verdict stays
