@@ -37,14 +37,15 @@ fi
 
 if wants quick; then  # the solutions were graded above: their test is left out here
   # shellcheck disable=SC2086
-  step "pytest -m gpu_quick" "${QUICK_LIMIT:-150}" $tests_env python3 -m pytest -m gpu_quick -q -rs -p no:cacheprovider \
+  # -v: each test's verdict as it ends, so a step cut short by its limit still names what failed
+  step "pytest -m gpu_quick" "${QUICK_LIMIT:-150}" $tests_env python3 -m pytest -m gpu_quick -v -rs -p no:cacheprovider \
     -W ignore $workers -k "not test_every_solution_passes_natively" > "$OUT/pytest_quick.log" 2>&1
   echo "  $(tail -n 1 "$OUT/pytest_quick.log")" >> "$summary"
 fi
 
 if wants full; then
   # shellcheck disable=SC2086
-  step "pytest -m gpu" "${TESTS_LIMIT:-540}" $tests_env python3 -m pytest -m gpu -q -rs -p no:cacheprovider -W ignore \
+  step "pytest -m gpu" "${TESTS_LIMIT:-540}" $tests_env python3 -m pytest -m gpu -v -rs -p no:cacheprovider -W ignore \
     $workers > "$OUT/pytest_gpu.log" 2>&1
   echo "  $(tail -n 1 "$OUT/pytest_gpu.log")" >> "$summary"
 fi
@@ -66,6 +67,6 @@ fi
 cat "$summary"
 [ -f "$OUT/native.txt" ] && grep -E "✗|Solved|cases pass|not run|skipped" "$OUT/native.txt"
 for log in "$OUT"/pytest_*.log; do
-  [ -f "$log" ] && grep -E "^(FAILED|ERROR)" "$log" | cut -c1-300
+  [ -f "$log" ] && grep -E "^(FAILED|ERROR)| FAILED | ERROR " "$log" | cut -c1-300
 done
 true
