@@ -29,10 +29,6 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p07_clears_while_others_add.py": ("race", "one with a plain tl.store and the other with an atomic"),
     # issue 26, class 10: paired programs read the keys twice before one store
     "cheating/p06_paired_query_blocks.py": ("budget", "before one store into z"),
-    # issue 27: sums kept in 16 bits pass every value check; the interpreter's hook and a GPU run's TTIR name them
-    "wrong/p17_dkdv_summed_in_float16.py": ("error",
-                                            "a running sum of tl.dot results is kept in float16. Sum in float32"),
-    "wrong/p18_dq_accumulated_in_float16.py": ("error", "tl.dot sums its products in float16"),
     # from the fresh attacker's review: a compare-and-swap in a `while` that runs once retries nothing
     "cheating/p07_cas_in_a_loop_that_runs_once.py": ("race", "with tl.atomic_cas outside a retry loop"),
     # a whole row of puzzle 15 in one block the launcher never gave (an extra parameter's default)
@@ -43,6 +39,4 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p14_row_in_five_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 80]"),
     # two tl.dots whose difference is 0 (d1 - d2 / 2, d2 = tl.dot(a, 2 b)) beside a product on CUDA cores
     "cheating/p11_cuda_cores_beside_a_scaled_pair.py": ("budget", "tl.dot did 0% of the multiply-adds"),
-    # dq, dk and dv rounded to float16 after each product (acc.to(tl.float16).to(tl.float32))
-    "wrong/p18_sums_rounded_to_float16.py": ("error", "was rounded to 16 bits since the last tl.dot"),
 }
