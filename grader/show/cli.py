@@ -126,7 +126,6 @@ def _grade(parser, args) -> int:
     if not numbers:
         return _table(args)
 
-
     # The first worker imports torch and triton while this process imports torch: two seconds each, side by side.
     # Natively, a second one for the interpreter's checks, which run beside the GPU's run.
     interpreted = args.interpret or args.map is not None or env.interpreter_forced() or not _may_have_a_gpu()
