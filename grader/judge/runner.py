@@ -111,7 +111,6 @@ class _Grading:
         # puzzle: the judge's float64 reference of a native case can take as long as the GPU's whole run.
         self.references = references
         self.prepared: dict[tuple[int, int], Future] = {}
-        self.finished = threading.Event()  # every puzzle has its results (or the grading was stopped)
         self.failure: BaseException | None = None  # what stopped it, raised by grade_isolated
         self.on_finished = None  # called with a puzzle's number once its results are complete
         # The cases to run, by index, per puzzle: every case, or `only` those (the interpreter's checks of a native
@@ -129,17 +128,15 @@ class _Grading:
     def _finish_first(self) -> None:
         """The first pending puzzle has all its results."""
         number = self.pending.pop(0)
-        self.prepared = {key: f for key, f in self.prepared.items() if key[0] != number or not f.cancel()}
+        for key in [key for key in self.prepared if key[0] == number]:  # cases it did not reach (a stub, a timeout)
+            self.prepared.pop(key).cancel()
         if self.on_finished is not None:
             self.on_finished(number)
 
     def run(self, spare: set[int], stop: threading.Event) -> None:
         """Run workers until every puzzle is graded, or `stop` is set."""
-        try:
-            while self.pending and not stop.is_set():
-                self.run_worker(spare)
-        finally:
-            self.finished.set()
+        while self.pending and not stop.is_set():
+            self.run_worker(spare)
 
     def job(self) -> dict:
         return {"puzzles": [{"puzzle": n, "cases": self.order[n][len(self.results[n]):],
