@@ -445,6 +445,10 @@ MUTATIONS = [
              "each key row once per query block's walk that needs it"),
     Mutation(17, "keys past T not masked", "seen = query_ok[:, None] & key_ok[None, :]", "seen = query_ok[:, None]",
              "mismatch", "keys past T load as 0, so their score is 0", count=-1),
+    Mutation(15, "the factor an integer division",
+             "factor = tl.load(dloss_ptr) / tl.maximum(counted, 1).to(tl.float32)",
+             "factor = tl.load(dloss_ptr) * (1 // tl.maximum(counted, 1))", "mismatch",
+             "every element was stored, and every one is 0: a factor of the result came out 0"),
     # puzzle 18
     Mutation(18, "dv rounded to float16 after each product", "dv = tl.dot(p.to(do.dtype), do, dv)",
              "dv = tl.dot(p.to(do.dtype), do, dv).to(tl.float16).to(tl.float32)", "error",

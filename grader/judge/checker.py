@@ -229,6 +229,9 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
          "only the first block along the row is right: does the loop (or the grid) cover all of it?"),
         (lambda: _first_rows_only(bad, blocks),
          "only the first block of rows is right: offset by tl.program_id(0) * B0"),
+        (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()) and not bool(diagnosis.unwritten.any()),
+         "every element was stored, and every one is 0: a factor of the result came out 0 (an integer division "
+         "such as 1 // n, a weight or a scale that is 0)"),
         (lambda: bool((yours64 == 0).all()) and bool((expected != 0).any()),
          "your output is all zeros: is the tl.store reached, with the right pointer?"),
         (lambda: bool(sixteen),
