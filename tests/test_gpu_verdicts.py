@@ -84,7 +84,7 @@ def test_a_known_cheating_or_wrong_kernel_file_fails_natively(path):
 @pytest.mark.gpu_quick
 def test_an_illegal_address_is_one_message_and_the_next_case_runs(tmp_path):
     text = lesson_text(registry.find(1))
-    start = text.index("@triton.jit")
+    start = text.index("@triton.jit\ndef")  # the kernel, not the docstring's words about @triton.jit helpers
     end = text.index("\ndef add(") + 1  # the launcher (the docstring's spec is indented)
     path = tmp_path / "p01_add.py"
     path.write_text(text[:start] + ILLEGAL.lstrip() + "\n\n" + text[end:])

@@ -94,7 +94,7 @@ MUTATIONS = [
     Mutation(3, "padding loads 1 instead of 0", "other=0.0", "other=1.0", "mismatch", "load them with other=0.0"),
     Mutation(3, "masked load without other=", "mask=mask, other=0.0)", "mask=mask)", "mismatch",
              "a masked load without other="),
-    Mutation(3, "sum along the wrong axis", "tl.sum(tile, axis=1)", "tl.sum(tile, axis=0)", "error",
+    Mutation(3, "sum along the wrong axis", "tl.sum(tile, axis=1)", "tl.sum(tile, axis=0)", "gpu_compile",
              "check the axis of tl.sum"),
     Mutation(3, "row offset forgets the row length", "rows[:, None] * T + cols[None, :]",
              "rows[:, None] + cols[None, :]", "mismatch", "must start at r * T"),
@@ -148,9 +148,9 @@ MUTATIONS = [
              "tl.sum(tl.exp2((x - row_max[:, None]) * LOG2E), axis=1)", "mismatch",
              "this block's terms were taken against the old max"),
     Mutation(5, "tl.max where tl.maximum was meant", "new_max = tl.maximum(row_max,", "new_max = tl.max(row_max,",
-             "error", "use tl.maximum(a, b)"),
+             "gpu_compile", "use tl.maximum(a, b)"),
     Mutation(5, "a misspelt tl function", "new_max = tl.maximum(row_max,", "new_max = tl.maxmimum(row_max,",
-             "error", "did you mean tl.maximum?"),
+             "gpu_compile", "did you mean tl.maximum?"),
     Mutation(5, "max of the block only", "new_max = tl.maximum(row_max, tl.max(x, axis=1))",
              "new_max = tl.max(x, axis=1)", "mismatch", "m_new = tl.maximum(m, tl.max(x, axis=1))"),
     Mutation(5, "rescale factor flipped", "tl.exp2((row_max - new_max) * LOG2E)",
@@ -238,9 +238,8 @@ MUTATIONS = [
              "acc = tl.zeros([BM, BN], dtype=tl.float16)", "error",
              "tl.dot sums its products in float16 (out_dtype=float16, or a float16 acc). Sum in float32",
              also=(("acc = tl.dot(a, b, acc)", "acc += tl.dot(a, b, out_dtype=tl.float16)"),)),
-    Mutation(11, "K step of 8", "for k in tl.range(0, K, BK):", "for k in tl.range(0, K, 8):", "error",
-             "DotTooSmall: tl.dot of a 64x8 block by a 8x64 block: on the GPU every dimension of tl.dot must be at "
-             "least 16 (M=64, N=64, K=8)",
+    Mutation(11, "K step of 8", "for k in tl.range(0, K, BK):", "for k in tl.range(0, K, 8):", "gpu_compile",
+             "on the GPU every dimension of tl.dot must be at least 16",
              also=(("block_shape=[BM, BK]", "block_shape=[BM, 8]"), ("block_shape=[BK, BN]", "block_shape=[8, BN]"))),
     Mutation(11, "descriptor with a wrong row stride", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], "
              "strides=[K, 1]", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K + 8, 1]",
@@ -254,7 +253,7 @@ MUTATIONS = [
     Mutation(12, "acc not rescaled", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
              "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "multiply l and acc by exp(m - m')"),
     Mutation(12, "p left float32 in the second dot", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
-             "acc = tl.dot(p, v, acc * alpha[:, None])", "error", "cast one, e.g. tl.dot(p.to(v.dtype), v)"),
+             "acc = tl.dot(p, v, acc * alpha[:, None])", "gpu_compile", "cast one, e.g. tl.dot(p.to(v.dtype), v)"),
     Mutation(12, "scale missing", "* (scale * LOG2E)", "* LOG2E", "mismatch", "the scores miss the 1 / sqrt(D) scale"),
     Mutation(12, "padded keys score 0", 'scores = tl.where(key_ok[None, :], scores, float("-inf"))\n        new_max',
              "new_max", "mismatch", "keys past T count in the sums"),
@@ -498,35 +497,13 @@ MUTATIONS = [
 ]
 
 
-# Kernel-only grading compiles a case's launches for the GPU before the interpreter runs them (grader/worker/
-# execute.py, _compiled_first): these mistakes fail there first, with the compiler's own words and reason
-# "gpu_compile", where the interpreter gave the error and the hint the table expects. Known, and reported.
-COMPILER_SPEAKS_FIRST = pytest.mark.xfail(strict=True, reason="kernel-only: the GPU compile check runs before the "
-                                                               "interpreter, and its message lacks the hint")
-COMPILED_FIRST = {(3, "sum along the wrong axis"), (5, "tl.max where tl.maximum was meant"),
-                  (5, "a misspelt tl function"), (11, "K step of 8"), (12, "p left float32 in the second dot")}
-
-
-def _param(mutation: Mutation):
-    param = mutation.param()
-    if (mutation.puzzle, mutation.mistake) in COMPILED_FIRST:
-        return pytest.param(*param.values, marks=[*param.marks, COMPILER_SPEAKS_FIRST], id=param.id)
-    return param
-
-
-@pytest.mark.parametrize("mutation", [_param(m) for m in MUTATIONS])
+@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS])
 @pytest.mark.slow
 def test_mutated_solution_is_rejected_for_the_right_reason(mutation, tmp_path):
+    """Kernel-only grading compiles a case's launches for the GPU before the interpreter runs them (grader/worker/
+    execute.py, _compiled_first): a mistake both refuse fails there first, as "gpu_compile", with the advice the
+    interpreter's error would have had (grader/worker/advice.py)."""
     rejected_case(mutation, tmp_path)
-
-
-@pytest.mark.parametrize("mutation", [m.param() for m in MUTATIONS if (m.puzzle, m.mistake) in COMPILED_FIRST])
-def test_mistakes_the_compiler_sees_first_are_still_rejected_kernel_only(mutation, tmp_path):
-    """Until the hint follows the compile check, these fail all the same, as "gpu_compile" or the expected reason."""
-    puzzle = registry.find(mutation.puzzle)
-    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path)
-    assert result.status == "failed" and failed_case(result).reason in {"gpu_compile", mutation.reason}, \
-        report(result)
 
 
 LAUNCHER_MISTAKES = [m for m in MUTATIONS if m.own_launcher]

@@ -9,7 +9,6 @@ kept to the budgets; it sends these findings, the outputs' bytes and the inputs'
 from __future__ import annotations
 
 import contextlib
-import difflib
 import linecache
 import os
 import re
@@ -31,6 +30,7 @@ from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
 from grader.worker import gpu_compile, guards, instrument, launcher_guard
+from grader.worker.advice import advice_for
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
@@ -107,53 +107,6 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return chain[::-1]
 
 
-# Messages from triton and the driver that have a common cause in a learner's kernel: (clue, advice).
-_ADVICE = (
-    ("Both operands must be same dtype",
-     "tl.dot takes two blocks of one dtype: cast one, e.g. tl.dot(p.to(v.dtype), v). Keep both 16-bit, so the "
-     "GPU uses tensor cores (a float32 tl.dot runs as TF32)."),
-    ("PassManager::run failed",
-     "The Triton compiler itself failed; the assertion it printed names the pass. A known trigger in triton 3.6 "
-     "(OptimizeThreadLocality): a loop's reduced result used directly by two later loops. Broadcast it once, "
-     "e.g. `m = row_max[:, None]`, and use m in both."),
-    ("active drivers",
-     "This kernel was defined before `import grader` switched Triton to its interpreter (no GPU here). Run the "
-     "cell with `import grader` first, then re-run the cell that defines your kernel."),
-    ("block offset start must be 16-byte aligned",
-     "A tensor descriptor's offsets are in elements, not blocks: desc.load([pid_m * BM, k]), not "
-     "desc.load([pid_m, k]); along the last dimension an offset must also be a multiple of 16 bytes (8 float16 or "
-     "4 float32 elements)."),
-    ("arange's arguments must be of type tl.constexpr",
-     "tl.arange's bounds are compile-time constants: use a block size (`tl.arange(0, B0)`, a tl.constexpr "
-     "parameter) and mask the lanes past the size: `offsets < N0`. A size such as N0 is a run-time value."),
-    ("arange's range must be a power of 2",
-     "tl.arange(0, n) needs n a power of two (16, 32, 64, ...): round the block up (the launcher can use "
-     "triton.next_power_of_2) and mask the lanes past the real size."),
-    ("Shape element",
-     "A block's shape (tl.zeros, tl.full, tl.arange) must be made of tl.constexpr values: a run-time size such "
-     "as H or D cannot shape a block. Use the padded constexpr sizes the launcher passes (e.g. H_PAD, D_PAD = "
-     "next powers of two) and mask the padding: tl.zeros([H_PAD, D_PAD], dtype=tl.float32)."),
-    ("Expected pointer argument to have shape",
-     "The value stored has a different shape from the block of pointers: check the axis of the reductions "
-     "that made it."),
-    ("Boolean value of Tensor", gpu_compile.BOOLEAN_OF_A_BLOCK),
-    *gpu_compile.ADVICE_BY_CLUE,
-    ("out of bounds for shape",
-     "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
-     "tl.maximum(a, b)."),
-)
-
-
-def _did_you_mean(text: str) -> str | None:
-    """For a misspelt tl.something (in an error's text), the closest real name."""
-    found = re.search(r"module '(triton\.language)' has no attribute '(\w+)'", text)
-    language = sys.modules.get("triton.language")
-    if not found or language is None:
-        return None
-    close = difflib.get_close_matches(found[2], [n for n in dir(language) if not n.startswith("_")], n=1)
-    return f"did you mean tl.{close[0]}?" if close else None
-
-
 def _text_of(error: BaseException) -> str:
     """str(error), or '<unprintable ValueError>' when its __str__ raises (a submission can make it)."""
     try:
@@ -183,7 +136,7 @@ def explain_exception(exc: BaseException) -> str:
         message += f"\n  at {instrument.location(frame.filename, frame.lineno)}: {frame.line}"
     if isinstance(root, SyntaxError) and root.lineno:
         message += f"\n  at {instrument.location(root.filename or '?', root.lineno)}: {(root.text or '').strip()}"
-    advice = [a for clue, a in _ADVICE if clue in text] + [_did_you_mean(text)]
+    advice = advice_for(text)
     if isinstance(root, SystemExit):
         advice.append("your code called sys.exit() or exit(): a launcher returns its output instead")
     message += "".join(f"\n  {a}" for a in advice if a)

@@ -63,6 +63,7 @@ import textwrap
 
 from grader import env, paths, protocol
 from grader.worker import compose, instrument
+from grader.worker.advice import ADVICE_BY_CLUE, BOOLEAN_OF_A_BLOCK, advice_for
 
 ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
@@ -299,39 +300,6 @@ def _start_of(functions: dict, error: dict, name: str) -> str:
     return ""
 
 
-BOOLEAN_OF_A_BLOCK = (
-    "a Python `if`, `while`, `and`, `or` or `not` on a block asks for one truth value of many lanes. To load or "
-    "store only some lanes, give the condition as the access's mask= (tl.load(ptrs, mask=offsets < N0, other=0.0)); "
-    "to choose a value lane by lane, tl.where(condition, a, b); or reduce the block first (`if tl.max(x) > 0:` is "
-    "one value)")
-
-
-DOT_SHAPES = (
-    "tl.dot multiplies an [M, K] block by a [K, N] block: the first's last dimension must equal the second's first. "
-    "If a block came from a tensor descriptor, check the block_shape it was made with (b's is [BK, BN]); for q k^T, "
-    "transpose k with tl.trans(k).")
-
-SHAPES_MEET = (
-    "two blocks of different shapes meet on this line, e.g. a row's [B0] value against a [B0, B1] tile: give the "
-    "[B0] one its second axis, `delta[:, None]`, and check the axis of tl.sum / tl.max (axis=1 reduces [B0, B1] to "
-    "[B0]). Cases whose block is 1 wide (B0=1) can still pass, as such shapes broadcast there")
-
-BLOCK_POINTERS_REMOVED = (
-    "triton 3.9 removed block pointers (tl.make_block_ptr, tl.advance): describe the matrix once with "
-    "tl.make_tensor_descriptor(base, shape=[M, K], strides=[K, 1], block_shape=[BM, BK]) and load with "
-    "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
-    "Block pointers still work on triton 3.6.")
-
-
-# Triton's messages whose cause is common in a learner's kernel, as (clue, advice): the compile check's, and the
-# interpreter's too (grader.worker.execute._ADVICE takes them), since either may meet the mistake first.
-ADVICE_BY_CLUE = (
-    ("Block pointers have been removed", BLOCK_POINTERS_REMOVED),
-    ("Cannot make_shape_compatible", SHAPES_MEET),
-    ("input and other must have equal reduction dimensions", DOT_SHAPES),
-)
-
-
 _TRITON_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
 
 
@@ -391,7 +359,7 @@ def _advice(message: str, functions: dict, error: dict) -> str:
     if "Shape element" in last or "shape" in last.lower() and "constexpr" in last:
         return ("tl.zeros / tl.full need a constexpr shape: pad to a constexpr size (an H_PAD = "
                 "triton.next_power_of_2(H) passed as tl.constexpr) and mask the lanes past the real size")
-    return ""
+    return "\n  ".join(advice_for(message))  # the interpreter's words for the same mistake
 
 
 def _explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) -> str:
