@@ -315,6 +315,15 @@ MUTATIONS = [
              "out = acc / total[:, None]", "mismatch", "or a 0/0?"),
     Mutation(13, "no finite stand-in for a max of -inf", 'base = tl.where(new_max == float("-inf"), 0.0, new_max)',
              "base = new_max", "mismatch", "all of them NaN or inf"),
+    # issue 26, class 2: the product on CUDA cores beside a pair of tl.dots that cancel (d1 - d2 / 2, d2 = tl.dot(a,
+    # 2 b)), live q k^T on another line: dot_shadows' groups of lines
+    Mutation(13, "p v on CUDA cores beside a cancelling pair of tl.dots",
+             "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
+             "p16 = p.to(v.dtype)\n"
+             "        pair = tl.dot(p16, v) - tl.dot(p16, (v.to(tl.float32) * 2).to(v.dtype)) * 0.5\n"
+             "        acc = acc * alpha[:, None] + tl.sum(p16.to(tl.float32)[:, :, None] * "
+             "v.to(tl.float32)[None, :, :], axis=1) + pair", "budget",
+             "cancelled (d - d: what is stored does not move"),
     # puzzle 14
     Mutation(14, "Δ left out", "y * (dy - delta[:, None])", "y * dy", "mismatch", "Δ is missing"),
     Mutation(14, "Δ not multiplied by y", "y * (dy - delta[:, None])", "y * dy - delta[:, None]", "mismatch",
@@ -442,6 +451,12 @@ MUTATIONS = [
     Mutation(17, "the query walk runs to the last key with causal",
              "end = tl.minimum((tl.program_id(0) + 1) * BQ + (T - N), T)", "end = T", "budget",
              "each key row once per query block's walk that needs it"),
+    Mutation(17, "dv on CUDA cores beside a cancelling pair of tl.dots",
+             "dv = tl.dot(tl.trans(p.to(do.dtype)), do, dv)",
+             "pt = tl.trans(p.to(do.dtype))\n"
+             "        pair = tl.dot(pt, do) - tl.dot(pt, (do.to(tl.float32) * 2).to(do.dtype)) * 0.5\n"
+             "        dv += tl.sum(pt.to(tl.float32)[:, :, None] * do.to(tl.float32)[None, :, :], axis=1) + pair",
+             "budget", "cancelled (d - d: what is stored does not move"),
     Mutation(17, "keys past T not masked", "seen = query_ok[:, None] & key_ok[None, :]", "seen = query_ok[:, None]",
              "mismatch", "keys past T load as 0, so their score is 0", count=-1),
     Mutation(15, "the factor an integer division",
@@ -489,6 +504,11 @@ MUTATIONS = [
              also=(("- delta[None, :])", "- delta[:, None])"),)),
     Mutation(18, "dq's product on CUDA cores", "dq = tl.dot(ds.to(k.dtype), k, dq)",
              "dq += tl.sum(ds[:, :, None] * k.to(tl.float32)[None, :, :], axis=1)", "budget", "tl.dot did 8"),
+    Mutation(18, "dv on CUDA cores beside a cancelling pair of tl.dots", "dv = tl.dot(p.to(do.dtype), do, dv)",
+             "p16 = p.to(do.dtype)\n"
+             "        pair = tl.dot(p16, do) - tl.dot(p16, (do.to(tl.float32) * 2).to(do.dtype)) * 0.5\n"
+             "        dv += tl.sum(p16.to(tl.float32)[:, :, None] * do.to(tl.float32)[None, :, :], axis=1) + pair",
+             "budget", "cancelled (d - d: what is stored does not move"),
     Mutation(18, "q gathered twice in the dk/dv kernel",
              "        do = tl.load(do_ptr + queries[:, None] * D + feats[None, :])\n",
              "        do = tl.load(do_ptr + queries[:, None] * D + feats[None, :])\n"

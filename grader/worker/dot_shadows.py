@@ -3,6 +3,7 @@ the real values through every op, and its work counts only where a store moves w
 
 from __future__ import annotations
 
+import itertools
 import zlib
 
 import numpy as np
@@ -67,6 +68,15 @@ class DotShadows:
     # store must show beyond rounding, by SHOWN of its largest value (a cancellation leaves an ulp or so).
     PROPORTIONAL = "every tl.dot, in proportion"
     NUDGE_PROPORTIONAL, SHOWN = 2.0 ** -6, 2.0 ** -14
+    # And one per kernel line of tl.dot, (PROPORTIONAL, line): a group of lines whose proportional nudges cancel
+    # at every store (a pair `tl.dot(p, v) - tl.dot(p, 2 v) / 2` beside a live q k^T, on one line or on two) is
+    # dead, though ALL and PROPORTIONAL move with the live line. Each store's moves per line are summed over every
+    # group of lines (a linear nudge: a group's move is the sum of its lines'); a group is shown where its sum is
+    # over SHOWN of the largest stored value and over GROUP_SHOWN of its largest line's move (16-bit rounding of
+    # two separately nudged stores leaves about 2^-5 of a move; a live line's is all of it).
+    GROUP_SHOWN = 0.125
+    ALL_GROUPS_UP_TO = 8  # lines; beyond, groups of at most GROUP_SIZE lines
+    GROUP_SIZE = 4
     NUDGE, NUDGE_ABS = 2.0 ** -10, 0.25
     LINEAR = 0.5
     BACK = 0.6180339887  # the down nudge, as a share of the up one
@@ -81,9 +91,27 @@ class DotShadows:
     def __init__(self):
         self.moved: set = set()  # perturbations (kernel lines of tl.dot, or ALL) that moved a stored value
         self._patterns: dict[tuple, np.ndarray] = {}
+        self.lines: list = []  # the kernel lines of tl.dot seen, in order
+        self.shown: set[frozenset] = set()  # groups of those lines whose proportional nudges moved a store
 
     def moved_a_store(self, line) -> bool:
-        return line in self.moved and self.ALL in self.moved and self.PROPORTIONAL in self.moved
+        return line in self.moved and self.ALL in self.moved and self.PROPORTIONAL in self.moved and \
+            all(group in self.shown for group in self._groups() if line in group)
+
+    def _groups(self):
+        """The groups of tl.dot lines checked: every one, or those of up to GROUP_SIZE lines for many lines."""
+        largest = len(self.lines) if len(self.lines) <= self.ALL_GROUPS_UP_TO else self.GROUP_SIZE
+        for size in range(1, largest + 1):
+            for group in itertools.combinations(self.lines, size):
+                yield frozenset(group)
+
+    def _new_line(self, line) -> None:
+        """A tl.dot line seen for the first time: its nudge moved nothing before, so a group with it moved every
+        store that the group without it moved."""
+        if line in self.lines:
+            return
+        self.lines.append(line)
+        self.shown |= {group | {line} for group in self.shown}
 
     def _pattern(self, shape: tuple) -> np.ndarray:
         """Per element, a sign and size in [-1, 1], fixed for each shape (so equal products move equally)."""
@@ -133,6 +161,8 @@ class DotShadows:
     def _lost(self, keys):
         """Shadows that cannot be followed further count as reaching memory (never a false "dead")."""
         self.moved |= {key[0] for key in keys}
+        for line in {key[0][1] for key in keys if self._per_line(key[0])}:
+            self.shown |= {group for group in self._groups() if line in group}
 
     def dot(self, original, line, result, operands, rest, kwargs, own: bool):
         """The shadows of a tl.dot's result: those its operands carry, and (`own`: it did counted work) its own
@@ -144,8 +174,9 @@ class DotShadows:
         inputs = (a, b, accumulator)
         keys = {key for handle in inputs for key in self.of(handle)}
         if own:
+            self._new_line(line)
             keys |= {(base, sign) for base in (line, self.ALL) for sign in (1, -self.BACK)}
-            keys.add((self.PROPORTIONAL, 1))
+            keys |= {(self.PROPORTIONAL, 1), ((self.PROPORTIONAL, line), 1)}
         try:
             shadows = self._dot_shadows(original, line, result, inputs, rest, kwargs, own, keys)
         except Exception:  # see op
@@ -167,7 +198,7 @@ class DotShadows:
                                            **kwargs).data)
             else:
                 data = np.asarray(result.data)
-            if own and key[0] == self.PROPORTIONAL:
+            if own and key[0] in (self.PROPORTIONAL, (self.PROPORTIONAL, line)):
                 base = np.zeros_like(data) if accumulator is None else np.asarray(swapped[2].data, dtype=np.float64)
                 product = data.astype(np.float64) - base
                 data = (data.astype(np.float64) + self._proportional(product)).astype(data.dtype)
@@ -225,7 +256,8 @@ class DotShadows:
             lanes = None
             if not (arg is mask or active is None or real.shape == ()):
                 lanes = np.broadcast_to(active, np.broadcast_shapes(real.shape, active.shape))
-            for base in {key[0] for key in shadows} - self.moved:
+            self._group_moves(shadows, real, lanes, arg.dtype)
+            for base in {key[0] for key in shadows if not self._per_line(key[0])} - self.moved:
                 up, down = (shadows.get((base, sign), real) for sign in (1, -self.BACK))
                 if lanes is not None:
                     up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))
@@ -235,6 +267,37 @@ class DotShadows:
                     self._moves(up, down, written, arg.dtype)
                 if moves:
                     self.moved.add(base)
+
+    def _per_line(self, base) -> bool:
+        return isinstance(base, tuple) and base[0] == self.PROPORTIONAL
+
+    def _group_moves(self, shadows: dict, real, lanes, dtype) -> None:
+        """Note the groups of tl.dot lines whose summed proportional moves show in this store (see GROUP_SHOWN)."""
+        lines = {key[0][1] for key in shadows if self._per_line(key[0])}
+        if not lines:
+            return
+        written = _numbers(real if lanes is None else np.broadcast_to(real, lanes.shape)[lanes], dtype)
+        moves = {}
+        for line in lines:
+            moved = shadows[((self.PROPORTIONAL, line), 1)]
+            moved = _numbers(moved if lanes is None else np.broadcast_to(moved, lanes.shape)[lanes], dtype)
+            if written.dtype.kind != "f":  # a pointer or a mask moved: the line reaches memory, in any group
+                if not _same_bits(moved, written):
+                    self.shown |= {group for group in self._groups() if line in group}
+                continue
+            finite = np.isfinite(moved) & np.isfinite(written)
+            moves[line] = np.where(finite, moved - np.where(finite, written, 0.0), 0.0)
+        if not moves or not written.size:
+            return
+        largest = float(np.abs(written[np.isfinite(written)]).max(initial=0.0))
+        for group in self._groups():
+            present = [moves[line] for line in group if line in moves]
+            if group in self.shown or not present:
+                continue
+            total = float(np.abs(np.sum(present, axis=0)).max())
+            biggest = max(float(np.abs(move).max()) for move in present)
+            if total > self.SHOWN * largest and total > self.GROUP_SHOWN * biggest:
+                self.shown.add(group)
 
     def _shown(self, moved, real, dtype) -> bool:
         """Whether a stored block moved beyond rounding: integers by any bit, floats by SHOWN of the largest."""
