@@ -62,9 +62,9 @@ fi
   python3 -c "
 import json, sys
 sys.path.insert(0, '.')
-from grader import bench
+from grader.bench import tables
 recorded = json.load(open('$OUT/peers.json'))
-print(bench.peers_table(recorded['rows']))
+print(tables.peers_table(recorded['rows']))
 " 2>&1 | tail -n 80
 } >> "$summary"
 cat "$summary"
