@@ -238,15 +238,6 @@ def test_recorded_peers_of_a_damaged_file_say_so(tmp_path, damage):
     assert tables.recorded_peers([4], path) == "no recorded results to show (peers.json: KeyError)"
 
 
-# The recorded file (docs/bench/peers.json) comes from one native run of scripts/gpu_perf.sh. The run of 2026-12-01
-# judged results with the bench's old flat check, which called every backward of puzzle 14 and puzzle 17 without
-# the causal mask wrong (PyTorch's own and FlashAttention-2's too; docs/benchmarks.md says why): until the next
-# run, with the grader's check (measure.GraderCheck), the coverage test below fails, as expected; remove this mark then.
-RECORD_PENDING = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="docs/bench/peers.json of 2026-12-01 flags 14 and 17 with the old check; scripts/gpu_perf.sh re-records")
-
-
 def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
     """The peers table's solution column is the launcher with no block-size arguments; the file says so, and each
     of our rows says what the launcher chose. A best-swept setting, where there is one, is its own row."""
@@ -261,7 +252,6 @@ def test_the_recorded_peers_time_the_solution_as_a_user_calls_it():
     assert all(header.get(key) for key in ("device", "date", "torch", "triton", "numpy", "python", "command"))
 
 
-@RECORD_PENDING
 def test_the_recorded_peers_cover_every_puzzle_and_every_bench_size():
     """docs/bench/peers.json is what the notebooks and `bench --recorded` show: one run per puzzle, no wrong result."""
     recorded = json.loads((ROOT / tables.RECORDED).read_text())
