@@ -30,7 +30,7 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outp
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import gpu_compile, guards, instrument, launcher_guard
+from grader.worker import compiler_advice, gpu_compile, guards, instrument, launcher_guard, ttir
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
@@ -136,8 +136,8 @@ _ADVICE = (
     ("Expected pointer argument to have shape",
      "The value stored has a different shape from the block of pointers: check the axis of the reductions "
      "that made it."),
-    ("Boolean value of Tensor", gpu_compile.BOOLEAN_OF_A_BLOCK),
-    *gpu_compile.ADVICE_BY_CLUE,
+    ("Boolean value of Tensor", compiler_advice.BOOLEAN_OF_A_BLOCK),
+    *compiler_advice.ADVICE_BY_CLUE,
     ("out of bounds for shape",
      "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "
      "tl.maximum(a, b)."),
@@ -518,8 +518,8 @@ def _sums_in_16_bits(kernels) -> str:
     """On a GPU, where the interpreter's hook (instrument.SumIn16Bit) cannot look: the first sum kept in 16 bits in
     the TTIR of the kernels that ran, said as the interpreter says it; '' if none."""
     for kernel in kernels:
-        ttir = (getattr(kernel, "asm", None) or {}).get("ttir", "")
-        found = gpu_compile.sums_in_16_bits(ttir) if isinstance(ttir, str) else []
+        text = (getattr(kernel, "asm", None) or {}).get("ttir", "")
+        found = ttir.sums_in_16_bits(text) if isinstance(text, str) else []
         if found:
             what, where = found[0]
             line = ""
@@ -560,7 +560,7 @@ def _record(recorder, puzzle: Puzzle) -> dict:
 
 def _int32_offsets_note(puzzle: Puzzle, recorder) -> str:
     """A warning line where the puzzle's large problems need int64 offsets and a kernel multiplies int32 ones by a
-    size (gpu_compile.int32_offsets); '' otherwise. No case is large enough to wrap them, so it is no verdict."""
+    size (grader.worker.ttir.int32_offsets); '' otherwise. No case is large enough to wrap them, so it is no verdict."""
     if not puzzle.int64_offsets:
         return ""
     lines = gpu_compile.int32_offset_lines(recorder.launches)
