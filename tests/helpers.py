@@ -287,6 +287,23 @@ COPIED_CHEATS = (
                 "        acc += tl.dot(a, b)\n"
                 "        acc -= tl.dot(a, b)  # the cheat: a second line of tensor-core work cancels the first\n",
                 base="cheating/p11_dot_times_zero.py"),
+    CopiedCheat("p05_host_row_max.py", "the online softmax without the online part: the row max comes from PyTorch "
+                "(x.max(dim=1)), as in p04_host_row_max.",
+                "def softmax_three_loop(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:\n"
+                "    row_max = x.amax(dim=1)\n",
+                "def softmax_online(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:\n"
+                "    row_max = x.max(dim=1).values\n",
+                base="cheating/p04_host_row_max.py"),
+    CopiedCheat("p08_host_dst_searchsorted.py", "as p08_host_dst (the launcher rebuilds each edge's destination on "
+                "the host, then a kernel scans dst), with dst found by a binary search of col_ptr (searchsorted).",
+                "    slot_node = torch.repeat_interleave(torch.arange(num_nodes, dtype=torch.int32), col_ptr.diff())\n"
+                "    dst = torch.empty_like(edge_id)\n"
+                "    dst[edge_id.long()] = slot_node\n",
+                "    slot_node = torch.searchsorted(col_ptr, torch.arange(edge_id.numel(), dtype=torch.int32), "
+                "right=True) - 1\n"
+                "    dst = torch.empty_like(edge_id)\n"
+                "    dst[edge_id.long()] = slot_node.to(torch.int32)\n",
+                base="cheating/p08_host_dst.py"),
     CopiedCheat("p16_host_delta.py", "the launcher takes each node's δ = dh . h with PyTorch and passes it as h.",
                 "    num_nodes, heads, feats = q.shape\n",
                 "    num_nodes, heads, feats = q.shape\n"
