@@ -194,31 +194,116 @@ def rejected_case(mutation: Mutation, tmp_path):
     return result, case
 
 
-# -- cheats that are a whole solution with one edit ------------------------------------------------------------------
+# -- cheats that are a solution, or another cheat, with one edit -----------------------------------------------------
 
 CHEATING = KERNELS / "cheating"
 
 
 @dataclass(frozen=True)
 class CopiedCheat:
-    """A cheat that is a reference solution (its lesson form) with one edit to its launcher, graded as the files in
-    tests/kernels/cheating/ are and under a name like theirs. It is built from the solution's text, as the mutations
-    are, so that no solution is copied whole into tests/; it fails loudly if the edit no longer applies."""
+    """A cheat that is a reference solution (its lesson form), or another kernel file of tests/kernels/, with one
+    edit around its trick, graded as the files in tests/kernels/cheating/ are and under a name like theirs. It is
+    built from that text, as the mutations are, so that no solution is copied whole into tests/; it fails loudly if
+    the edit no longer applies."""
     name: str  # pNN_what.py
     trick: str  # the file's docstring: what the cheat does
-    old: str  # a line of the solution's launcher, found exactly once
+    old: str  # lines of the base's code, found exactly once
     new: str
+    through: str = ""  # given, the edit replaces from `old` through the first `through` after it (a whole body)
+    base: str = ""  # a kernel file under tests/kernels/ to edit; by default the puzzle's solution
+
+    def base_code(self) -> str:
+        """The base's code, past its docstring."""
+        text = (KERNELS / self.base).read_text() if self.base else lesson_text(registry.find(int(self.name[1:3])))
+        split = ast.parse(text).body[0].end_lineno
+        return "".join(text.splitlines(keepends=True)[split:])
 
     def text(self) -> str:
-        puzzle = registry.find(int(self.name[1:3]))
-        text = lesson_text(puzzle)
-        split = ast.parse(text).body[0].end_lineno  # past the solution's docstring
-        code = "".join(text.splitlines(keepends=True)[split:])
-        assert code.count(self.old) == 1, f"{self.name}: puzzle {puzzle.number}'s solution no longer has {self.old!r}"
-        return f'"""Cheat: {self.trick}"""\n' + code.replace(self.old, self.new)
+        code, base = self.base_code(), self.base or f"puzzle {int(self.name[1:3])}'s solution"
+        assert code.count(self.old) == 1, f"{self.name}: {base} no longer has {self.old!r} (once)"
+        start = code.index(self.old)
+        end = start + len(self.old)
+        if self.through:
+            assert self.through in code[end:], f"{self.name}: {base} no longer has {self.through!r} after {self.old!r}"
+            end = code.index(self.through, end) + len(self.through)
+        return f'"""Cheat: {self.trick}"""\n' + code[:start] + self.new + code[end:]
 
+
+# Puzzle 7's scatter_kernel body as a compare-and-swap of each edge's sums in a loop that runs once.
+_CAS_ONCE = """\
+    heads = tl.arange(0, H_PAD)
+    feats = tl.arange(0, D_PAD)
+    hmask = heads < H
+    tmask = hmask[:, None] & (feats < D)[None, :]
+    for i in range(0, BLOCK_E):
+        e = tl.program_id(0) * BLOCK_E + i
+        if e < E:
+            dst = tl.load(dst_ptr + e)
+            src = e * (H * D) + heads[:, None] * D + feats[None, :]
+            values = tl.load(v_scaled_ptr + src, mask=tmask, other=0.0)
+            scores = tl.load(score_ptr + e * H + heads, mask=hmask, other=0.0)
+            target = tl.where(tmask, dst * (H * D) + heads[:, None] * D + feats[None, :], dst * (H * D))
+            dtarget = tl.where(hmask, dst * H + heads, dst * H)
+            done = 0
+            while done == 0:  # the cheat: the loop a compare-and-swap retries in, left after one pass
+                old = tl.load(out_ptr + target)
+                tl.atomic_cas(out_ptr + target, old, old + values)
+                dold = tl.load(den_ptr + dtarget)
+                tl.atomic_cas(den_ptr + dtarget, dold, dold + scores)
+                done = 1
+"""
+
+_DEAD_DOT = "        acc += tl.dot(a, b) * 0.0  # the cheat: tensor-core work that cannot change c\n"
 
 COPIED_CHEATS = (
+    CopiedCheat("p07_clears_while_others_add.py", "the first program clears, with plain stores, the rows of out its "
+                "edges point at, while every program adds into out with tl.atomic_add (issue 26, class 4). The "
+                "interpreter runs program 0 first, so its zeros come before every atomic and the values are right; on "
+                "a GPU a zero can land after another program's update and wipe it. A plain store and an atomic of "
+                "another program on one element race.",
+                "    values = tl.load(v_scaled_ptr + tile, mask=tile_mask)\n",
+                "    if tl.program_id(0) == 0:  # the cheat: plain stores beside the other programs' atomics\n"
+                "        tl.store(out_ptr + dst[:, None, None] * (H * D) + heads[None, :, None] * D "
+                "+ feats[None, None, :],\n"
+                "                 tl.zeros([BLOCK_E, H_PAD, D_PAD], dtype=tl.float32), mask=tile_mask)\n"
+                "    values = tl.load(v_scaled_ptr + tile, mask=tile_mask)\n"),
+    CopiedCheat("p07_cas_in_a_loop_that_runs_once.py", "each edge's sums updated by tl.atomic_cas of a value loaded "
+                "before it, inside a `while` that ends after one pass whether the swap took or not: no retry, so on a "
+                "GPU an update another program made between the load and the swap is lost.",
+                "    edges = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)\n", _CAS_ONCE,
+                through='    tl.atomic_add(den_ptr + dst[:, None] * H + heads[None, :], scores, mask=head_mask, '
+                        'sem="relaxed")\n'),
+    CopiedCheat("p11_dot_minus_itself.py", "puzzle 11 on CUDA cores (broadcast multiplies and sums), with tl.dot's "
+                "full work added in as (d - d) (issue 26, class 2): the dots run and their results reach c's store, "
+                "but cancel. Perturbing the tl.dot's result leaves c as it was, so the work is dead, however the "
+                "cancellation is written.", _DEAD_DOT,
+                "        d = tl.dot(a, b)\n"
+                "        acc += d - d  # the cheat: tensor-core work that cancels itself\n",
+                base="cheating/p11_dot_times_zero.py"),
+    CopiedCheat("p11_two_dots_cancel.py", "puzzle 11 on CUDA cores (broadcast multiplies and sums), with one tl.dot "
+                "added to c and the same tl.dot, on another line, taken away (issue 26, class 2). Perturbing either "
+                "line's result alone moves c, but perturbing every tl.dot's result (equal products move equally) "
+                "leaves c as it was: all the tensor-core work is dead.", _DEAD_DOT,
+                "        acc += tl.dot(a, b)\n"
+                "        acc -= tl.dot(a, b)  # the cheat: a second line of tensor-core work cancels the first\n",
+                base="cheating/p11_dot_times_zero.py"),
+    CopiedCheat("p05_host_row_max.py", "the online softmax without the online part: the row max comes from PyTorch "
+                "(x.max(dim=1)), as in p04_host_row_max.",
+                "def softmax_three_loop(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:\n"
+                "    row_max = x.amax(dim=1)\n",
+                "def softmax_online(x: torch.Tensor, B0: int = 1, B1: int = 4096) -> torch.Tensor:\n"
+                "    row_max = x.max(dim=1).values\n",
+                base="cheating/p04_host_row_max.py"),
+    CopiedCheat("p08_host_dst_searchsorted.py", "as p08_host_dst (the launcher rebuilds each edge's destination on "
+                "the host, then a kernel scans dst), with dst found by a binary search of col_ptr (searchsorted).",
+                "    slot_node = torch.repeat_interleave(torch.arange(num_nodes, dtype=torch.int32), col_ptr.diff())\n"
+                "    dst = torch.empty_like(edge_id)\n"
+                "    dst[edge_id.long()] = slot_node\n",
+                "    slot_node = torch.searchsorted(col_ptr, torch.arange(edge_id.numel(), dtype=torch.int32), "
+                "right=True) - 1\n"
+                "    dst = torch.empty_like(edge_id)\n"
+                "    dst[edge_id.long()] = slot_node.to(torch.int32)\n",
+                base="cheating/p08_host_dst.py"),
     CopiedCheat("p16_host_delta.py", "the launcher takes each node's δ = dh . h with PyTorch and passes it as h.",
                 "    num_nodes, heads, feats = q.shape\n",
                 "    num_nodes, heads, feats = q.shape\n"
@@ -243,13 +328,20 @@ atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)
 
 def cheat_file(name: str) -> Path:
     """tests/kernels/cheating/NAME, or the copied cheat NAME (COPIED_CHEATS) written out once into a scratch folder."""
-    if (CHEATING / name).exists():
+    copied = [c for c in COPIED_CHEATS if c.name == name]
+    if (CHEATING / name).exists() or not copied:
         return CHEATING / name
-    (cheat,) = [c for c in COPIED_CHEATS if c.name == name]
+    (cheat,) = copied
     path = Path(_COPIES) / name
     if not path.exists():
         path.write_text(cheat.text())
     return path
+
+
+def kernel_file(path: str) -> Path:
+    """tests/kernels/PATH, where a cheat (cheating/NAME) may be a copied one (cheat_file)."""
+    folder, _, name = path.partition("/")
+    return cheat_file(name) if folder == "cheating" else KERNELS / path
 
 
 def cheat_names() -> list[str]:

@@ -165,11 +165,17 @@ def test_a_tile_of_tiles_is_a_block_wider_than_the_lesson(name):
 
 @pytest.mark.parametrize("cheat", COPIED_CHEATS, ids=lambda cheat: cheat.name)
 def test_a_copied_cheat_is_its_solution_with_one_edit(cheat):
-    """Built from the solution's text (its lesson form), never kept as a copy in tests/kernels/cheating/: its code is
-    the solution's but for the one edit, which must still apply (CopiedCheat.text fails loudly otherwise)."""
+    """Built from the solution's text (its lesson form), or another kernel file's, never kept as a copy in
+    tests/kernels/cheating/: its code is the base's but for the one edit, which must still apply (CopiedCheat.text
+    fails loudly otherwise)."""
     text = cheat.text()
-    assert not (CHEATING / cheat.name).exists(), f"{cheat.name} is built from its solution: delete the copy"
-    assert text.startswith(f'"""Cheat: {cheat.trick}"""\n') and cheat.new in text
-    solution = lesson_text(_puzzle(cheat.name))
-    code = text[text.index('"""\n') + 4:]
-    assert code.replace(cheat.new, cheat.old) == solution[solution.index("\nimport"):]
+    assert not (CHEATING / cheat.name).exists(), f"{cheat.name} is built from its base: delete the copy"
+    assert text.startswith(f'"""Cheat: {cheat.trick}"""\n')
+    base = (KERNELS / cheat.base).read_text() if cheat.base else lesson_text(_puzzle(cheat.name))
+    original, code = base[base.index("\nimport"):], text[text.index('"""\n') + 4:]
+    assert code.count(cheat.new) == 1, cheat.name
+    before, after = code.split(cheat.new)
+    assert original.startswith(before) and original.endswith(after), f"{cheat.name} differs from its base elsewhere"
+    replaced = original[len(before):len(original) - len(after)]
+    assert replaced == cheat.old or cheat.through and replaced.startswith(cheat.old) and \
+        replaced.endswith(cheat.through), f"{cheat.name} replaces {replaced!r}"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from expected_verdicts import EXPECTED
-from helpers import KERNELS, failed_case, grade_file, report, requires_interpreter
+from helpers import failed_case, grade_file, kernel_file, report, requires_interpreter
 
 pytestmark = requires_interpreter
 
@@ -13,7 +13,7 @@ pytestmark = requires_interpreter
 @pytest.mark.parametrize("path", sorted(EXPECTED))
 def test_a_known_cheating_or_wrong_kernel_file_fails_for_its_reason(path):
     reason, clue = EXPECTED[path]
-    result = grade_file(int(Path(path).name[1:3]), KERNELS / path, first_failure=True)
+    result = grade_file(int(Path(path).name[1:3]), kernel_file(path), first_failure=True)
     assert result.status != "passed", f"{path} passed"
     failed = failed_case(result)
     assert failed.reason == reason, report(result)
@@ -21,4 +21,4 @@ def test_a_known_cheating_or_wrong_kernel_file_fails_for_its_reason(path):
 
 
 def test_every_entry_names_a_file():
-    assert all((KERNELS / path).is_file() for path in EXPECTED), [p for p in EXPECTED if not (KERNELS / p).is_file()]
+    assert all(kernel_file(path).is_file() for path in EXPECTED), [p for p in EXPECTED if not kernel_file(p).is_file()]

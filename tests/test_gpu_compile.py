@@ -23,7 +23,7 @@ from helpers import (
 )
 
 from grader.course import registry
-from grader.worker import gpu_compile, instrument
+from grader.worker import gpu_compile, instrument, ttir
 
 pytestmark = requires_interpreter
 
@@ -298,14 +298,14 @@ TTIR_FLOAT32_SUMS = """
 """
 
 
-@pytest.mark.parametrize("ttir, expected", [
+@pytest.mark.parametrize("text, expected", [
     (TTIR_RUNNING_SUM_16, [("a running sum of tl.dot results is kept in float16", ("k.py", 11))]),
     (TTIR_DOT_ACC_16, [("tl.dot sums its products in float16", ("k.py", 20))]),
     (TTIR_SUM_16, [("tl.sum of a float16 block adds in float16", ("k.py", 27))]),
     (TTIR_FLOAT32_SUMS, []),  # float32 sums, a 16-bit dot operand, and a 16-bit add of loaded blocks: no sum
 ], ids=["running sum", "dot accumulator", "tl.sum", "float32 sums"])
-def test_sums_in_16_bits_are_read_from_ttir(ttir, expected):
-    assert gpu_compile.sums_in_16_bits(ttir) == expected
+def test_sums_in_16_bits_are_read_from_ttir(text, expected):
+    assert ttir.sums_in_16_bits(text) == expected
 
 
 def test_a_helper_that_ended_between_two_gradings_is_started_again(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from expected_verdicts import EXPECTED
-from helpers import KERNELS, ROOT, lesson_text
+from helpers import KERNELS, ROOT, kernel_file, lesson_text
 from test_wrong_kernels import MUTATIONS
 
 from grader.course import registry
@@ -74,7 +74,7 @@ def test_a_known_cheating_or_wrong_kernel_file_fails_natively(path):
     """Each file of tests/expected_verdicts.py, by its kernels alone, on the GPU: the reason and the clue the
     interpreter gives (tests/test_expected_verdicts.py)."""
     reason, clue = EXPECTED[path]
-    result = _native(int(Path(path).name[1:3]), KERNELS / path)
+    result = _native(int(Path(path).name[1:3]), kernel_file(path))
     failed = next((c for c in result.cases if not c.passed), None)
     assert failed is not None, f"{path}: passed natively"
     assert failed.reason == reason, f"{path}: {failed.reason}: {failed.message}"

@@ -78,7 +78,7 @@ MUTATIONS = [
     # puzzle 11's descriptors
     CaughtMutation(11, "row offset of a in blocks", "a_desc.load([pid_m * BM, k])", "a_desc.load([pid_m, k])",
                    "mismatch", "a descriptor's offsets are in elements, not blocks: load a at [pid_m * BM, k]"),
-    # These two need their (clue, advice) entries in grader.worker.advice.INTERPRETER_ADVICE.
+    # These two need their (clue, advice) entries in grader.worker.compiler_advice.INTERPRETER_ADVICE.
     CaughtMutation(11, "every offset in blocks", "for k in tl.range(0, K, BK):",
                    "for k in tl.range(0, tl.cdiv(K, BK)):", "error", "offsets are in elements, not blocks",
                    also=(("a_desc.load([pid_m * BM, k])", "a_desc.load([pid_m, k])"),

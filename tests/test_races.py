@@ -9,6 +9,7 @@ import triton
 import triton.language as tl
 from helpers import (
     KERNELS,
+    cheat_file,
     failed_case,
     grade_file,
     grade_text,
@@ -236,6 +237,6 @@ def test_a_program_may_load_and_store_what_only_it_adds_into():
 
 @pytest.mark.puzzle7
 def test_clearing_an_output_that_other_programs_add_into_is_a_race():
-    case = failed_case(grade_file(7, KERNELS / "cheating" / "p07_clears_while_others_add.py", first_failure=True))
+    case = failed_case(grade_file(7, cheat_file("p07_clears_while_others_add.py"), first_failure=True))
     assert case.reason == "race", case.message
     assert "one with a plain tl.store and the other with an atomic" in case.message

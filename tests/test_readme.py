@@ -61,7 +61,8 @@ def test_every_path_exists_and_holds_the_names_beside_it(row):
 
 
 @pytest.mark.parametrize("cell, paths, names", [
-    ("`INTERPRETER_ADVICE` in `grader/worker/advice.py`", ["grader/worker/advice.py"], ["INTERPRETER_ADVICE"]),
+    ("`INTERPRETER_ADVICE` in `grader/worker/compiler_advice.py`", ["grader/worker/compiler_advice.py"],
+     ["INTERPRETER_ADVICE"]),
     ("`hint()` in `grader/judge/checker.py`", ["grader/judge/checker.py"], ["hint()"]),
     ("the puzzle's `*_CASES` in `grader/course/chapters/`", ["grader/course/chapters/"], []),
     ("the `Tolerance(...)` of its `Puzzle(...)` entry, `lesson=`", [], []),

@@ -14,7 +14,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from helpers import KERNELS, failed_case, grade_file, report, requires_interpreter
+from helpers import KERNELS, failed_case, grade_file, kernel_file, report, requires_interpreter
 
 from grader.worker import instrument
 
@@ -41,7 +41,7 @@ BROKEN = [
 @pytest.mark.parametrize("puzzle, name, reason, clue", [
     pytest.param(*row, marks=getattr(pytest.mark, f"puzzle{row[0]}"), id=row[1]) for row in BROKEN])
 def test_a_kernel_that_breaks_a_traffic_rule_is_rejected(puzzle, name, reason, clue):
-    result = grade_file(puzzle, KERNELS / name, first_failure=True)
+    result = grade_file(puzzle, kernel_file(name), first_failure=True)
     case = failed_case(result)
     assert case.reason == reason, report(result)
     assert clue in f"{case.message}\n{case.hint or ''}", report(result)

@@ -522,7 +522,7 @@ MUTATIONS = [
 def test_mutated_solution_is_rejected_for_the_right_reason(mutation, tmp_path):
     """Kernel-only grading compiles a case's launches for the GPU before the interpreter runs them (grader/worker/
     execute.py, _compiled_first): a mistake both refuse fails there first, as "gpu_compile", with the advice the
-    interpreter's error would have had (grader/worker/advice.py)."""
+    interpreter's error would have had (grader/worker/compiler_advice.py)."""
     rejected_case(mutation, tmp_path)
 
 

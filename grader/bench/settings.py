@@ -72,7 +72,7 @@ SOFTMAX_THREE_LOOP_SIZES = (dict(N0=4096, T=32768), dict(N0=32768, T=4096), dict
 # The launchers' B1 = min(16384, T) came from 2048-16384 (2026-11-30); 32768 (32 warps) and the pipeline depth of
 # the loops (triton's default: 3 stages) were not timed before.
 SOFTMAX_THREE_LOOP_SWEEP = (dict(B1=16384), dict(B1=32768), dict(B1=16384, num_stages=1), dict(B1=16384, num_stages=2),
-                      dict(B1=16384, num_stages=4))
+                            dict(B1=16384, num_stages=4))
 SOFTMAX_THREE_LOOP_LIBRARY = {"torch.softmax": lambda x: torch.softmax(x, dim=1)}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+from dataclasses import dataclass
 
 # The builtins Triton's code generator accepts in a kernel (it evaluates them at compile time or lowers them).
 KERNEL_BUILTINS = frozenset({"range", "min", "max", "len", "int", "float", "print"})  # print: tl.device_print
@@ -200,80 +201,139 @@ def _outside_triton(value, name: str = "") -> str | None:
     return None
 
 
-def kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
-                     elsewhere: dict, strings: frozenset = frozenset()) -> list[tuple[int, str]]:
-    """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
-    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message;
-    `strings`: the module constants that hold a string."""
-    problems = _string_problems(fn, strings)
+@dataclass(frozen=True)
+class _Scope:
+    """What the names in one kernel may stand for, read once (``_scope``) for the checks of each of its nodes."""
+    aliases: dict  # the file's triton imports: name -> module path
+    values: frozenset  # the attributes a value may have (value_attributes)
+    elsewhere: dict  # what the file's other top-level names are, for the message
+    stores: list  # the Name nodes the body assigns
+    local: set  # the kernel's parameters and the names its body assigns
+    module_level: set  # what an annotation, evaluated at import, may read
+    allowed: set  # what the body may read
+    outside: set  # ids of the nodes inside an annotation
+    bases: set  # ids of the nodes that are an attribute's base: `tl.core` in `tl.core.load`
+    called: set  # ids of the nodes where a name of triton.language may stand other than called: called, a base,
+    # or in an annotation
+
+
+def _scope(fn: ast.FunctionDef, walked: list, names: set, aliases: dict, values: frozenset,
+           elsewhere: dict) -> _Scope:
+    """The scope of kernel `fn` (`walked`: every node of its parameters, body and return annotation)."""
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     stores = [n for root in fn.body for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     stored = {n.id for n in stores}
-    for node in stores:
-        if node.id in _TRITON_BUILTINS:
-            problems.append((node.lineno, f"a local named {node.id}: Triton reads the builtin {node.id} until the "
-                                          "local is assigned; name it otherwise"))
-    for name in sorted((params | stored) & set(aliases)):  # `tl = "{0.__class__}"` would make tl.format a str's
-        problems.append((fn.lineno, f"the name {name}: a parameter or local may not take the name of an import"))
-    module_level = names | KERNEL_BUILTINS | set(aliases)  # what an annotation, evaluated at import, may read
+    module_level = names | KERNEL_BUILTINS | set(aliases)
     allowed = module_level | params | (stored - _TRITON_BUILTINS)
     annotations = [a.annotation for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs + [fn.args.vararg,
                    fn.args.kwarg] if a is not None and a.annotation is not None] + ([fn.returns] if fn.returns else [])
     outside = {id(n) for root in annotations for n in ast.walk(root)}
+    bases = {id(n.value) for n in walked if isinstance(n, ast.Attribute)}
+    called = {id(n.func) for n in walked if isinstance(n, ast.Call)} | bases | outside | \
+        {id(part) for n in walked if isinstance(n, ast.AnnAssign) for part in ast.walk(n.annotation)}
+    return _Scope(aliases, values, elsewhere, stores, params | stored, module_level, allowed, outside, bases, called)
+
+
+def kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: frozenset,
+                    elsewhere: dict, strings: frozenset = frozenset()) -> list[tuple[int, str]]:
+    """(line, what) for everything in a kernel the allowlist refuses (module docstring: kernel-only grading).
+    `elsewhere`: what the file's other top-level names are (a plain function, a computed global), for the message;
+    `strings`: the module constants that hold a string."""
+    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
+    scope = _scope(fn, walked, names, aliases, values, elsewhere)
+    problems = _string_problems(fn, strings) + _signature_problems(fn, scope)
+    for node in walked:
+        problems += _node_problems(node, fn, scope)
+    return problems
+
+
+def _signature_problems(fn: ast.FunctionDef, scope: _Scope) -> list[tuple[int, str]]:
+    """Locals named after a builtin Triton reads, parameters or locals named after an import, *args or **kwargs,
+    and defaults that are not literals."""
+    problems = [(node.lineno, f"a local named {node.id}: Triton reads the builtin {node.id} until the local is "
+                              "assigned; name it otherwise") for node in scope.stores if node.id in _TRITON_BUILTINS]
+    for name in sorted(scope.local & set(scope.aliases)):  # `tl = "{0.__class__}"` would make tl.format a str's
+        problems.append((fn.lineno, f"the name {name}: a parameter or local may not take the name of an import"))
     if fn.args.vararg or fn.args.kwarg:
         problems.append((fn.lineno, "*args or **kwargs in a kernel's parameters"))
     for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
         if not is_literal(default):
             problems.append((default.lineno, f"the default {ast.unparse(default)[:40]}: a parameter's default "
                                              "is a literal"))
-    walked = [node for root in [fn.args, *fn.body, *([fn.returns] if fn.returns else [])] for node in ast.walk(root)]
-    # Where a name of triton.language may stand other than called: the base of an attribute, an annotation
-    bases = {id(n.value) for n in walked if isinstance(n, ast.Attribute)}  # `tl.core` in `tl.core.load`
-    called = {id(n.func) for n in walked if isinstance(n, ast.Call)} | bases | outside | \
-        {id(part) for n in walked if isinstance(n, ast.AnnAssign) for part in ast.walk(n.annotation)}
-    for node in walked:
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in called:
-            problems += _as_a_value(node, aliases, params | stored)
-        if isinstance(node, ast.Compare):
-            sides = [node.left, *node.comparators]
-            for at, op in enumerate(node.ops):
-                if isinstance(op, (ast.Is, ast.IsNot)) and not any(
-                        isinstance(v, ast.Constant) and v.value is None for v in sides[at:at + 2]):
-                    problems.append((node.lineno, f"`{ast.unparse(node)[:60]}`: a kernel tests identity against None "
-                                                  "only (`x is None`); use == to compare values"))
-        if isinstance(node, ast.FunctionDef):
-            problems.append((node.lineno, "a function defined inside a kernel: make it a @triton.jit function"))
-        elif not isinstance(node, _KERNEL_NODES):
-            problems.append((getattr(node, "lineno", fn.lineno), f"{type(node).__name__.lower()} "
-                             "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
-                             "try, with, global or class)"))
-        elif isinstance(node, ast.Name):
-            if node.id.startswith("__"):  # `_online_update` and `for _ in ...` are names like any other
-                problems.append((node.lineno, f"the name {node.id}: names starting with __ are not allowed"))
-            elif isinstance(node.ctx, ast.Load) and node.id not in (module_level if id(node) in outside
-                                                                      else allowed):
-                problems.append((node.lineno, f"the name {node.id}: " + elsewhere.get(
-                    node.id, "an annotation reads tl and module-level names only" if id(node) in outside else
-                    _HOST_MODULES.get(node.id, "a kernel reads its parameters, its locals, tl, other @triton.jit "
-                                               "functions and literal constants only"))))
-            elif isinstance(node.ctx, ast.Load) and node.id in aliases and node.id not in stored | params:
-                why = _outside_triton(_module_object(aliases[node.id]), aliases[node.id].rsplit(".", 1)[-1]) or \
-                    _path_problem(node.id, aliases[node.id], values)
-                if why:
-                    problems.append((node.lineno, why if why.startswith(f"{node.id}: ") else f"{node.id}: {why}"))
-        elif isinstance(node, ast.Attribute):
-            if node.attr.startswith("_"):
-                problems.append((node.lineno, f".{node.attr}: attributes starting with _ are not allowed"))
-            elif isinstance(node.ctx, ast.Store):
-                problems.append((node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with "
-                                              "tl.store, never attributes"))
-            elif not _under_refused_name(node, allowed, aliases):  # torch.zeros: the name torch says it all
-                problems += _attribute_problems(node, aliases, values, id(node) not in bases)
-        elif isinstance(node, ast.keyword) and node.arg is not None and node.arg.startswith("_"):
-            problems.append((node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed"))
-        elif isinstance(node, ast.keyword) and node.arg is None:
-            problems.append((node.value.lineno, f"**{ast.unparse(node.value)[:40]}: pass each keyword by its name"))
     return problems
+
+
+def _node_problems(node: ast.AST, fn: ast.FunctionDef, scope: _Scope) -> list[tuple[int, str]]:
+    """What the allowlist refuses in one node of a kernel's parameters, body or return annotation."""
+    problems = []
+    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in scope.called:
+        problems += _as_a_value(node, scope.aliases, scope.local)
+    if isinstance(node, ast.Compare):
+        problems += _identity_problems(node)
+    if isinstance(node, ast.FunctionDef):
+        problems.append((node.lineno, "a function defined inside a kernel: make it a @triton.jit function"))
+    elif not isinstance(node, _KERNEL_NODES):
+        problems.append((getattr(node, "lineno", fn.lineno), f"{type(node).__name__.lower()} "
+                         "(a kernel holds Triton code only: no imports, lambdas, comprehensions, f-strings, "
+                         "try, with, global or class)"))
+    elif isinstance(node, ast.Name):
+        problems += _name_problems(node, scope)
+    elif isinstance(node, ast.Attribute):
+        problems += _attribute_node_problems(node, scope)
+    elif isinstance(node, ast.keyword):
+        problems += _keyword_problems(node)
+    return problems
+
+
+def _identity_problems(node: ast.Compare) -> list[tuple[int, str]]:
+    """`is` and `is not` are for None only: on anything else the interpreter's objects and the GPU's differ."""
+    sides = [node.left, *node.comparators]
+    return [(node.lineno, f"`{ast.unparse(node)[:60]}`: a kernel tests identity against None only (`x is None`); "
+                          "use == to compare values")
+            for at, op in enumerate(node.ops) if isinstance(op, (ast.Is, ast.IsNot)) and not any(
+                isinstance(v, ast.Constant) and v.value is None for v in sides[at:at + 2])]
+
+
+def _name_problems(node: ast.Name, scope: _Scope) -> list[tuple[int, str]]:
+    """A name: never a dunder; read only if the kernel may read it; an import read for what it names."""
+    if node.id.startswith("__"):  # `_online_update` and `for _ in ...` are names like any other
+        return [(node.lineno, f"the name {node.id}: names starting with __ are not allowed")]
+    if not isinstance(node.ctx, ast.Load):
+        return []
+    in_annotation = id(node) in scope.outside
+    if node.id not in (scope.module_level if in_annotation else scope.allowed):
+        return [(node.lineno, f"the name {node.id}: " + scope.elsewhere.get(
+            node.id, "an annotation reads tl and module-level names only" if in_annotation else
+            _HOST_MODULES.get(node.id, "a kernel reads its parameters, its locals, tl, other @triton.jit "
+                                       "functions and literal constants only")))]
+    if node.id in scope.aliases and node.id not in scope.local:
+        alias = scope.aliases[node.id]
+        why = _outside_triton(_module_object(alias), alias.rsplit(".", 1)[-1]) or \
+            _path_problem(node.id, alias, scope.values)
+        if why:
+            return [(node.lineno, why if why.startswith(f"{node.id}: ") else f"{node.id}: {why}")]
+    return []
+
+
+def _attribute_node_problems(node: ast.Attribute, scope: _Scope) -> list[tuple[int, str]]:
+    """An attribute: never private, never assigned; read through triton.language or of a value (_attribute_problems)."""
+    if node.attr.startswith("_"):
+        return [(node.lineno, f".{node.attr}: attributes starting with _ are not allowed")]
+    if isinstance(node.ctx, ast.Store):
+        return [(node.lineno, f"an assignment to .{node.attr}: a kernel writes memory with tl.store, never "
+                              "attributes")]
+    if _under_refused_name(node, scope.allowed, scope.aliases):  # torch.zeros: the name torch says it all
+        return []
+    return _attribute_problems(node, scope.aliases, scope.values, id(node) not in scope.bases)
+
+
+def _keyword_problems(node: ast.keyword) -> list[tuple[int, str]]:
+    """A keyword argument: named, and not private."""
+    if node.arg is not None and node.arg.startswith("_"):
+        return [(node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed")]
+    if node.arg is None:
+        return [(node.value.lineno, f"**{ast.unparse(node.value)[:40]}: pass each keyword by its name")]
+    return []
 
 
 # Host modules a kernel may reach for, and what to write instead.

@@ -52,23 +52,23 @@ class Joined:
         self.results: dict[int, list[CaseResult]] = {}
         self.sent = 0  # puzzles given to on_result
         self.lock = threading.Lock()
-        for part in [*gradings, *checks]:
+        parts = [*gradings, *checks]
+        # Per puzzle, the parts yet to finish it: the grading that holds it and each check that holds some of its
+        # cases; none for a puzzle decided without a worker. A puzzle is ready at 0.
+        self.left = {p.number: 0 if p.number in decided else sum(p.number in part.results for part in parts)
+                     for p in puzzles}
+        for part in parts:
             part.on_finished = self._finished
 
     def _finished_by(self, part, number: int) -> bool:
         return number in part.results and number not in part.pending
 
-    def _ready(self, number: int) -> bool:
-        if number in self.decided:
-            return True
-        return any(self._finished_by(g, number) for g in self.gradings) and \
-            all(self._finished_by(c, number) for c in self.checks if number in c.results)
-
-    def _finished(self, _number: int) -> None:
-        if self.on_result is None:
-            return
+    def _finished(self, number: int) -> None:
+        """A part finished puzzle `number`: send, in order, every puzzle now ready."""
         with self.lock:
-            while self.sent < len(self.puzzles) and self._ready(self.puzzles[self.sent].number):
+            self.left[number] -= 1
+            while self.on_result is not None and self.sent < len(self.puzzles) and \
+                    self.left[self.puzzles[self.sent].number] == 0:
                 self.on_result(self.assemble(self.puzzles[self.sent]))
                 self.sent += 1
 

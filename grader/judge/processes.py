@@ -251,8 +251,8 @@ def prestart(interpret: bool, count: int = 1) -> None:
         if not any(_prestarted.values()):
             import atexit
 
-            atexit.unregister(_discard_prestarted)
-            atexit.register(_discard_prestarted)
+            atexit.unregister(discard_prestarted)
+            atexit.register(discard_prestarted)
         while len(_prestarted[interpret]) < count:
             try:
                 _prestarted[interpret].append(_Started(interpret))
@@ -286,11 +286,7 @@ def _taken_prestarted(interpret: bool) -> _Started | None:
 
 
 def discard_prestarted() -> None:
-    """End the workers waiting to be taken (they also end when this process exits)."""
-    _discard_prestarted()
-
-
-def _discard_prestarted() -> None:
+    """End the workers waiting to be taken (registered to run at exit by prestart, so they also end then)."""
     with _lock:
         waiting = [started for mode in _prestarted.values() for started in mode]
         for mode in _prestarted.values():

@@ -382,6 +382,24 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
     parts = read_parts(tree, source)
     aliases = _aliases(parts)
     _refuse_decorators(parts, name, aliases, tree)
+    _refuse_kernels_unlike_the_puzzles(parts, puzzle_given, name)
+    started = any(_stripped(parts.jit[k]) != _stripped(puzzle_given.parts.jit[k]) for k in puzzle_given.kernels)
+    notes = _notes(tree, parts, puzzle_given.parts, name, launcher)
+    if not started:  # nothing will run: no allowlist to hold it to
+        return Kernels("", name, puzzle_given.kernels, tuple(notes), False)
+    problems = sorted(set(_allowlist_problems(tree, parts, puzzle_given, aliases)))
+    if problems:
+        listed = "".join(f"\n  {name}:{line}: {what}" for line, what in problems[:8])
+        more = f"\n  ... and {len(problems) - 8} more" if len(problems) > 8 else ""
+        raise Refused(f"not graded: {name} holds code a kernel may not run:{listed}{more}\n  A kernel is Triton "
+                      "code: tl.* calls on its parameters and locals, other @triton.jit functions and literal "
+                      "constants")
+    return Kernels(_kept_text(tree, parts, name), name, puzzle_given.kernels, tuple(notes), True,
+                   tuple(sorted(parts.constants)))
+
+
+def _refuse_kernels_unlike_the_puzzles(parts: Parts, puzzle_given: Given, name: str) -> None:
+    """Refused unless the file defines each of the puzzle's kernels, under its name, with its parameters."""
     missing = [k for k in puzzle_given.kernels if k not in parts.jit]
     if missing:
         found = f" (it defines {', '.join(sorted(parts.jit))})" if parts.jit else \
@@ -391,14 +409,14 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
                       "bodies")
     for kernel in puzzle_given.kernels:
         _refuse_other_parameters(parts.jit[kernel], puzzle_given.parts.jit[kernel], name)
-    started = any(_stripped(parts.jit[k]) != _stripped(puzzle_given.parts.jit[k]) for k in puzzle_given.kernels)
-    notes = _notes(tree, parts, puzzle_given.parts, name, launcher)
-    if not started:  # nothing will run: no allowlist to hold it to
-        return Kernels("", name, puzzle_given.kernels, tuple(notes), False)
+
+
+def _allowlist_problems(tree: ast.Module, parts: Parts, puzzle_given: Given, aliases: dict) -> list[tuple[int, str]]:
+    """(line, what) for everything in the file's kept code that the allowlist refuses: inside each kernel
+    (allowlist.kernel_problems), in how a kernel is laid out (_layout_problems), and in the names of its constants."""
     given_aliases = _aliases(puzzle_given.parts)
     names = set(parts.jit) | set(parts.constants) | set(puzzle_given.parts.constants) | \
         {n for n in puzzle_given.parts.jit if n not in puzzle_given.kernels}
-    values = value_attributes()
     elsewhere = {function: "a plain Python function: a kernel calls @triton.jit functions only (put @triton.jit "
                            "above it)" for function in parts.functions}
     computed = _assigned(tree) - set(parts.constants)
@@ -406,22 +424,11 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
                              "(NAME = 64, or NAME: tl.constexpr = 64)" for value in computed})
     strings = frozenset(name for found in (puzzle_given.parts, parts) for name, node in found.constants.items()
                         if any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node.value)))
+    values = value_attributes()
     problems = []
     for fn in parts.jit.values():
         problems += kernel_problems(fn, names, {**given_aliases, **aliases}, values, elsewhere, strings)
-        problems += [(number, "a line inside a kernel that starts with `def ` (in a string too): Triton's "
-                              "interpreter starts a kernel at its last such line, so it would run other code than "
-                              "the kernel checked")
-                     for number in range(fn.lineno + 1, fn.end_lineno + 1)
-                     if parts.lines[number - 1].strip().startswith("def ")]
-        # Triton's interpreter finds a kernel by the line that starts with "def " and its compiler by "def name(":
-        # a kernel's first line must be both, or each reads something else (a tab after def made the interpreter run
-        # the block's last line, a string's inside, as the kernel)
-        if not re.match(rf"def {re.escape(fn.name)}\s*\(", parts.lines[fn.lineno - 1].strip()):
-            problems.append((fn.lineno, f"write the first line of {fn.name} as `def {fn.name}(...`: one space "
-                                        "after def, and the name and its parenthesis on that line"))
-        problems += [(d.lineno, f"the decorator of {fn.name} on more than one line: write `@triton.jit` on one")
-                     for d in fn.decorator_list if d.end_lineno != d.lineno]
+        problems += _layout_problems(fn, parts.lines)
     for constant in parts.constants:
         if constant.startswith("__"):
             problems.append((parts.constants[constant].lineno, f"the constant {constant}: names starting with __ "
@@ -430,12 +437,28 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
         node = parts.constants.get(shadow) or parts.jit[shadow]
         problems.append((node.lineno, f"{shadow}: a constant or a @triton.jit function may not take the name of an "
                                       "import"))
-    if problems:
-        listed = "".join(f"\n  {name}:{line}: {what}" for line, what in sorted(set(problems))[:8])
-        more = f"\n  ... and {len(set(problems)) - 8} more" if len(set(problems)) > 8 else ""
-        raise Refused(f"not graded: {name} holds code a kernel may not run:{listed}{more}\n  A kernel is Triton "
-                      "code: tl.* calls on its parameters and locals, other @triton.jit functions and literal "
-                      "constants")
+    return problems
+
+
+def _layout_problems(fn: ast.FunctionDef, lines: list[str]) -> list[tuple[int, str]]:
+    """(line, what) where a kernel's lines would make Triton read another kernel than the one checked."""
+    problems = [(number, "a line inside a kernel that starts with `def ` (in a string too): Triton's interpreter "
+                         "starts a kernel at its last such line, so it would run other code than the kernel checked")
+                for number in range(fn.lineno + 1, fn.end_lineno + 1) if lines[number - 1].strip().startswith("def ")]
+    # Triton's interpreter finds a kernel by the line that starts with "def " and its compiler by "def name(": a
+    # kernel's first line must be both, or each reads something else (a tab after def made the interpreter run the
+    # block's last line, a string's inside, as the kernel)
+    if not re.match(rf"def {re.escape(fn.name)}\s*\(", lines[fn.lineno - 1].strip()):
+        problems.append((fn.lineno, f"write the first line of {fn.name} as `def {fn.name}(...`: one space after def, "
+                                    "and the name and its parenthesis on that line"))
+    problems += [(d.lineno, f"the decorator of {fn.name} on more than one line: write `@triton.jit` on one")
+                 for d in fn.decorator_list if d.end_lineno != d.lineno]
+    return problems
+
+
+def _kept_text(tree: ast.Module, parts: Parts, name: str) -> str:
+    """The file with only its kernels, literal constants and triton imports kept, every other line blank (so the
+    kept ones keep their numbers); Refused where a line holds a kept statement and another."""
     keep, kept = set(), [*parts.jit.values(), *parts.constants.values(),
                          *{id(n): n for n in parts.imports.values()}.values()]
     for node in kept:
@@ -447,8 +470,7 @@ def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: st
             raise Refused(f"{name}:{shared[0]}: this line holds a constant or a triton import and other code; "
                           "put each statement on a line of its own")
     lines = [line if number in keep else "" for number, line in enumerate(parts.lines, 1)]
-    return Kernels("\n".join(lines) + "\n", name, puzzle_given.kernels, tuple(notes), True,
-                   tuple(sorted(parts.constants)))
+    return "\n".join(lines) + "\n"
 
 
 PERSISTENT = "NUM_PROGRAMS"  # a persistent kernel's last parameter (grader.worker.compose)

@@ -11,26 +11,24 @@ from __future__ import annotations
 import contextlib
 import linecache
 import os
-import re
 import signal
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
 
 import numpy as np
 import torch
 
 from grader import coach, paths, transfer
 from grader.course import budgets
-from grader.course.cases import Case, as_list, make_inputs, spec_args, spec_outputs
+from grader.course.cases import Case, as_list, make_inputs, spec_args
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import gpu_compile, guards, instrument, launcher_guard
-from grader.worker.advice import advice_for
+from grader.worker import compiler_advice, gpu_compile, guards, instrument, launcher_guard, ttir
+from grader.worker.bounds_hint import bounds_hint
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
 # no arithmetic produces, so elements that still hold it were never written.
@@ -136,7 +134,7 @@ def explain_exception(exc: BaseException) -> str:
         message += f"\n  at {instrument.location(frame.filename, frame.lineno)}: {frame.line}"
     if isinstance(root, SyntaxError) and root.lineno:
         message += f"\n  at {instrument.location(root.filename or '?', root.lineno)}: {(root.text or '').strip()}"
-    advice = advice_for(text)
+    advice = compiler_advice.common_advice(text)
     if isinstance(root, SystemExit):
         advice.append("your code called sys.exit() or exit(): a launcher returns its output instead")
     message += "".join(f"\n  {a}" for a in advice if a)
@@ -163,86 +161,6 @@ def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
     if out.dtype != torch.float32 or not out.is_cuda:
         return None
     return (out.view(torch.int32) != POISON_BITS).cpu()
-
-
-def _dims_of(puzzle: Puzzle, label: str) -> tuple[str, ...]:
-    """The spec's dimension names of the tensor called `label` (an input or an output), or ()."""
-    args = spec_args(puzzle.spec) + [replace(a, name=n) for a, n in
-                                     zip(spec_outputs(puzzle.spec), puzzle.outputs)]
-    return next((tuple(a.dims) for a in args if a.name == label and a.dims), ())
-
-
-def _bounds_hint(violation, puzzle: Puzzle, sizes: dict) -> str:
-    """The likeliest cause of an out-of-bounds access, from what the hook saw (`sizes`: the case's dimensions)."""
-    region, offsets = violation.region, violation.offsets
-    descriptor = bool(re.search(r"\w\.(load|store)\(\s*\[", violation.code)) and "tl.load" not in violation.code
-    if region is None:
-        if descriptor:
-            return ("this tensor descriptor reaches outside its tensor: check the shape and strides it was made with "
-                    "(strides=[row length, 1], in elements; shape=[rows, row length]) and the offsets of its load")
-        return "a pointer was built from something other than a kernel argument plus offsets"
-    if violation.wider:
-        return (f"each lane moves {violation.width} bytes through its pointer, and {region.label} holds "
-                f"{region.itemsize}-byte elements: a lane past the end by part of its width is out of bounds. Mask "
-                f"by the lane's last element, or load through a pointer of {region.label}'s own type")
-    wrapped = next((bits for bits in (8, 16, 32) if offsets and min(offsets) == -2 ** (bits - 1)), None)
-    if wrapped and region.numel > 2 ** (wrapped - 1):
-        return (f"the offsets wrapped around at {2 ** (wrapped - 1)}: an int{wrapped} offset overflowed, and "
-                f"{region.label} has {region.numel} elements. Keep offsets int32 (int64 past 2^31 elements), not "
-                f".to(tl.int{wrapped})")
-    if offsets and min(offsets) < 0:
-        return "a negative offset: check where the block starts"
-    dims = _dims_of(puzzle, region.label)
-    stride = _wrong_stride(violation, dims, sizes, descriptor)
-    if stride:
-        return stride
-    if len(violation.shape) >= 2:
-        rows, cols = dims[-2:] if len(dims) >= 2 else ("the number of rows", "the row length")
-        gather = any(a.dtype in (torch.int32, torch.int64) for a in spec_args(puzzle.spec))
-        return (f"a lane of this tile lies outside {region.label}: mask every dimension, e.g. "
-                f"(rows[:, None] < {rows}) & (cols[None, :] < {cols}) for its [{rows}, {cols}] layout; a column "
-                "past the end of a row must be masked even where it would land inside the next row"
-                + ("; and where the rows come from an index array (a gather), check that you index by the loaded "
-                   "index (node_feat at col_idx[s]), not by the slot s itself" if gather else ""))
-    named = set(re.findall(r"<=?\s*(\w+)", violation.code))
-    others = sorted(n for n in named if n in _all_dims(puzzle) and n not in dims)
-    if others and dims and dims[0] not in named:
-        return (f"this mask compares with {others[0]}, but {region.label} holds {dims[0]} elements "
-                f"([{', '.join(dims)}]): mask each tensor by its own size, {dims[0]}")
-    if offsets and offsets[0] == region.numel and "mask" in violation.code:
-        return (f"the mask lets offset {region.numel} through, one past the end of "
-                f"{region.label} ({region.numel} elements: 0..{region.numel - 1}): "
-                "compare with `<`, not `<=`")
-    return (f"lanes past the end of {region.label} were not masked off: give this {violation.kind} a mask "
-            "that is False for them (e.g. offsets < size)")
-
-
-def _all_dims(puzzle: Puzzle) -> set[str]:
-    """Every dimension name of the puzzle's spec (N0, T, ...)."""
-    return {d for a in spec_args(puzzle.spec) + spec_outputs(puzzle.spec) for d in (a.dims or ()) if d.isidentifier()}
-
-
-def _wrong_stride(violation, dims: tuple[str, ...], sizes: dict, descriptor: bool) -> str | None:
-    """Where neighbouring lanes along an axis of the block lie a distance apart that is no multiple of the tensor's
-    stride at that scale (row r at r * (T + 1) where it starts at r * T): the mask can be right and the offsets
-    still run past the end. None when every step fits the tensor's layout."""
-    region = violation.region
-    shape = region.shape if len(region.shape) >= 2 and int(np.prod(region.shape)) == region.numel else ()
-    if not shape:
-        return None
-    strides = [int(np.prod(shape[axis + 1:])) for axis in range(len(shape))]  # in elements, largest first
-    for step in violation.steps:
-        step = abs(step) // region.itemsize
-        fits = [s for s in strides if s <= step]
-        if step and fits and step % fits[0]:
-            names = [str(sizes.get(d, d)) for d in dims] if len(dims) == len(shape) else [str(n) for n in shape]
-            layout = f"[{', '.join(dims)}] = [{', '.join(names)}]" if len(dims) == len(shape) else str(list(shape))
-            fix = ("check the strides this tensor descriptor was made with: strides=[row length, 1], in elements"
-                   if descriptor else "check the stride you multiply the row index by (the mask can be right and "
-                   "the offsets still run past the end)")
-            return (f"neighbouring lanes of this block are {step} elements apart, but {region.label} ({layout}, "
-                    f"row-major) has its rows {fits[0]} apart: {fix}")
-    return None
 
 
 def _accesses(recorder) -> list[dict]:
@@ -287,24 +205,16 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     With `keep` (a list), the access record is appended to it, with a map per tensor (grader.show.memory_map).
     With `trusted_launcher` (kernel-only grading: the launcher is the puzzle's own), the kernels are compiled for
     the GPU before they run, and the launcher guard, which holds a learner's launcher to the lesson, is not needed.
-    `made`: the case's ``make_inputs(puzzle.spec, case, seed)``, where it was built beforehand."""
+    `made`: the case's ``make_inputs(puzzle.spec, case, seed)``, where it was built beforehand. Each phase is a
+    function below, in the order they run."""
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
     inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
-    # Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its inputs.
-    # Natively each sits between guard zones, and so does every tensor the launcher makes (grader.worker.guards).
-    fenced = guards.Guards() if device != "cpu" else None
-    args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
-            for a in spec_args(puzzle.spec)]
-    if fenced is not None:
-        args = [fenced.place(value, a.name) if isinstance(value, torch.Tensor) else value
-                for a, value in zip(spec_args(puzzle.spec), args)]
-    on_device = {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
+    fenced, args, on_device = _placed(puzzle, inputs, device)
 
-    def stop(reason, message="", **extra):
-        return transfer.Execution(early=transfer.Outcome(reason, message, **extra), **_record(recorder, puzzle),
-                                  seconds=time.perf_counter() - started)
+    def stop(outcome: transfer.Outcome) -> transfer.Execution:
+        return transfer.Execution(early=outcome, **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
     if trusted_launcher and device == "cpu":
         problem = _compiled_first(puzzle, launcher, args, case, timeout)
@@ -314,130 +224,30 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
-        if keep is not None and recorder is not None:
-            keep.append(recorder)
-        if recorder is not None:
-            for name, value in on_device.items():
-                if isinstance(value, torch.Tensor):
-                    recorder.watch(name, value)
-            numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
-            recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
-            if recorder.dots_16bit:  # dot liveness by perturbing each tl.dot's result (instrument.DotShadows)
-                recorder.shadows = instrument.DotShadows()
-            recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
-            if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
-                sizes = puzzle.sizes_for_budgets(case.blocks, dims)
-                recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)
+        numel = _watch(recorder, puzzle, case, inputs, dims, on_device, keep) if recorder is not None else {}
         allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
         try:
-            # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
-            # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
-            # calls, never the copies that place a tensor between its zones.
-            compiled = _compiled_launches() if device != "cpu" else contextlib.nullcontext([])
-            with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard, \
-                    compiled as native_launches:
-                out = launcher(*args, **case.blocks)
-                again = launcher(*args, **case.blocks) if case.repeat and device != "cpu" else None
-                if device != "cpu":
-                    torch.cuda.synchronize()
-        except launcher_guard.Refused as exc:
-            return stop("launcher", str(exc))
-        except CaseTimeout as stop_at:
-            where = f"\n  it was running {stop_at.args[0]}" if stop_at.args and stop_at.args[0] else ""
-            return stop("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
-                        accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
-        except NotImplementedError as exc:
-            said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
-            return stop("not_started", "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
-        except KeyboardInterrupt as exc:
-            if INTERACTIVE:
-                raise  # Ctrl-C stops grading in a notebook
-            return stop("error", explain_exception(exc))  # the worker has no terminal: the graded code raised it
+            out, again, native_launches = _run(launcher, args, case, device, timeout, allocating, guard)
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported
-            if device != "cpu" and _lost_the_gpu(exc):
-                global CONTEXT_LOST
-                CONTEXT_LOST = True  # the worker ends after this case; a fresh one runs the next
-                return stop("out_of_bounds", f"{ILLEGAL_ADDRESS} (the GPU said: {_text_of(exc).splitlines()[0][:200]})",
-                            hint="run it in the interpreter (--interpret) for the tensor, lanes and line: "
-                                 "python -m grader N --interpret")
-            if recorder is not None and recorder.over_budget is not None:
-                return stop("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
-                                      "budget; the counts are those reached then)", accesses=_accesses(recorder))
-            if recorder is not None and recorder.violation is not None:
-                return stop("out_of_bounds", recorder.violation.message(),
-                            hint=_bounds_hint(recorder.violation, puzzle, dims), accesses=_accesses(recorder))
-            return stop("error", explain_exception(exc))
+            if isinstance(exc, KeyboardInterrupt) and INTERACTIVE:
+                raise  # Ctrl-C stops grading in a notebook
+            return stop(_failed_run(exc, puzzle, recorder, device, timeout, dims))
 
-    problem = _sums_in_16_bits(native_launches)  # the interpreter's hook refused them as they ran
-    if problem:
-        return stop("error", problem)
-    if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
-        return stop("not_started", "not implemented yet (no kernel stored anything)")
-    if fenced is not None:
-        for value, name in zip(as_list(out), puzzle.outputs):
-            if isinstance(value, torch.Tensor):
-                fenced.rename(value, name)
-        trampled = fenced.trampled()
-        if trampled:
-            return stop("out_of_bounds", "out-of-bounds store on the GPU: the guard zone around a tensor was "
-                                         f"written ({'; '.join(trampled)})",
-                        hint="a store's mask lets lanes past the end of the tensor (or before its start) through; "
-                             "--interpret names the tensor, the lanes and the line")
-    if recorder is not None:
-        problem = gpu_compile.check(puzzle, recorder.launches)
-        if problem:
-            return stop("gpu_compile", problem)
-        recorder.kept_dots = gpu_compile.dot_lines(recorder.launches)  # for budgets.Dots: the dots the GPU keeps
+    problem = _after_the_run(puzzle, recorder, fenced, out, native_launches)
+    if problem is not None:
+        return stop(problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
         outs = [value.as_subclass(torch.Tensor) if isinstance(value, torch.Tensor) else value
                 for value in as_list(out)]
-
-    written, deferred = [], None
-    # Coverage is looked at only for the spec's number of tensors; the judge refuses anything else first.
-    if len(outs) == len(puzzle.outputs) and all(isinstance(value, torch.Tensor) for value in outs):
-        for name, value in zip(puzzle.outputs, outs):
-            if recorder is None or value.numel() == 0:  # an empty output (a graph with no edge) has nothing to write
-                written.append(_written_natively(value) if value.numel() else None)
-                continue
-            found = recorder.stored_view(value)  # the tensor, or a view or slice of a buffer a kernel stored into
-            if found is None:
-                stored = [r.describe() for r in recorder.regions if r.stores or r.atomics]
-                if trusted_launcher:  # the puzzle's own launcher returned it: the kernels never stored into it
-                    labels = [r.label for r in recorder.regions if r.stores or r.atomics]
-                    where = f" (they stored into {', '.join(labels)} only)" if labels else ""
-                    message = (f"no kernel stored into {name} in this case{where}: every output element must be "
-                               "written by a kernel's tl.store, also where there is nothing to sum (an empty graph, "
-                               "a row with no key: store zeros), so check the conditions around the store")
-                else:
-                    where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
-                    message = (f"no kernel stored into the tensor you returned as {name}{where}: every output "
-                               "element must be written by a kernel's tl.store")
-                deferred = transfer.Outcome("bad_output", message, accesses=_accesses(recorder))
-                break
-            region, flags = found
-            for part in recorder.parts_of(value) or [region]:  # the tensor, or the views of it kernels wrote
-                if not part.given:  # an input the kernel wrote its result into keeps its name (input_modified)
-                    part.label = name
-            written.append(torch.from_numpy(flags))
+    written, deferred = _written(puzzle, recorder, outs, trusted_launcher)
     accesses = _accesses(recorder) if recorder is not None else []
     if deferred is None and again is not None:
         deferred = _differs_from_the_first_run(puzzle, outs, as_list(again))
     if deferred is None and recorder is not None and recorder.race is not None:
         # before the values: a lost update looks like a typo
         deferred = transfer.Outcome("race", recorder.race.message(), accesses=accesses)
-
-    # Budgets are read here, beside the kernels (the tl.dot budget asks which dots survived their compilation);
-    # the judge reports one only if the values are right and the inputs intact.
-    late = None
-    if recorder is not None and deferred is None:
-        problem = budgets.wide_tile(puzzle.lesson_blocks, case.blocks, recorder)  # read at trace time
-        if problem:
-            late = transfer.Outcome("budget", problem, accesses=accesses)
-        for budget in () if late else puzzle.budgets:  # numel: the inputs' sizes, as the watchdog above had them
-            problem = budget.check(recorder, numel, puzzle.sizes_for_budgets(case.blocks, dims))  # and block sizes
-            if problem:
-                late = transfer.Outcome("budget", problem, accesses=accesses)
-                break
+    late = _late_budget(puzzle, case, recorder, numel, dims, accesses) \
+        if recorder is not None and deferred is None else None
     written += [None] * (len(outs) - len(written))
     return transfer.Execution(
         returned=[transfer.Returned.of(value, flags) for value, flags in zip(outs, written)], deferred=deferred,
@@ -445,6 +255,166 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                                  if isinstance(value, torch.Tensor)},
         **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
+
+def _placed(puzzle: Puzzle, inputs: dict, device: str) -> tuple[guards.Guards | None, list, dict]:
+    """The inputs as the launcher gets them: (the guard zones, or None on the CPU; the arguments in the spec's order;
+    the same by name). Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its
+    inputs. Natively each sits between guard zones, and so does every tensor the launcher makes
+    (grader.worker.guards)."""
+    fenced = guards.Guards() if device != "cpu" else None
+    args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
+            for a in spec_args(puzzle.spec)]
+    if fenced is not None:
+        args = [fenced.place(value, a.name) if isinstance(value, torch.Tensor) else value
+                for a, value in zip(spec_args(puzzle.spec), args)]
+    return fenced, args, {a.name: v for a, v in zip(spec_args(puzzle.spec), args)}
+
+
+def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_device: dict,
+           keep: list | None) -> dict[str, int]:
+    """Set the access record up for this case: the tensors it watches, the tl.dot checks, the tile limit and (with no
+    map) the watchdog that stops a kernel once over budget. The inputs' sizes, which the budgets read."""
+    if keep is not None:
+        keep.append(recorder)
+    for name, value in on_device.items():
+        if isinstance(value, torch.Tensor):
+            recorder.watch(name, value)
+    numel = {k: v.numel() for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+    recorder.dots_16bit = any(isinstance(b, budgets.Dots) for b in puzzle.budgets)  # see budgets.Dots
+    if recorder.dots_16bit:  # dot liveness by perturbing each tl.dot's result (instrument.DotShadows)
+        recorder.shadows = instrument.DotShadows()
+    recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
+    if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
+        sizes = puzzle.sizes_for_budgets(case.blocks, dims)
+        recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)
+    return numel
+
+
+def _run(launcher: Callable, args: list, case: Case, device: str, timeout: float | None, allocating, guard):
+    """Call the launcher (natively twice for a case that repeats) under the time limit: (what it returned, what the
+    second call returned or None, the compiled kernels that ran natively)."""
+    # The GPU computes inf - inf = nan silently; so does the interpreter, minus numpy's warnings.
+    # The guard zones' mode is entered first, so the launcher guard (inside it) judges the launcher's own
+    # calls, never the copies that place a tensor between its zones.
+    compiled = _compiled_launches() if device != "cpu" else contextlib.nullcontext([])
+    with time_limit(timeout, cpu=device == "cpu"), np.errstate(all="ignore"), allocating, guard, \
+            compiled as native_launches:
+        out = launcher(*args, **case.blocks)
+        again = launcher(*args, **case.blocks) if case.repeat and device != "cpu" else None
+        if device != "cpu":
+            torch.cuda.synchronize()
+    return out, again, native_launches
+
+
+def _failed_run(exc: BaseException, puzzle: Puzzle, recorder, device: str, timeout: float | None,
+                dims: dict) -> transfer.Outcome:
+    """The early outcome of a launcher that raised: a refused launch, a timeout, a stub, a lost GPU, a kernel stopped
+    over budget or out of bounds, or the learner's error, explained."""
+    if isinstance(exc, launcher_guard.Refused):
+        return transfer.Outcome("launcher", str(exc))
+    if isinstance(exc, CaseTimeout):
+        where = f"\n  it was running {exc.args[0]}" if exc.args and exc.args[0] else ""
+        return transfer.Outcome("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
+                                accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
+    if isinstance(exc, NotImplementedError):
+        said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)
+        return transfer.Outcome("not_started",
+                                "not implemented yet" + ("" if said == type(exc).__name__ else f": {said}"))
+    if isinstance(exc, KeyboardInterrupt):  # the worker has no terminal: the graded code raised it
+        return transfer.Outcome("error", explain_exception(exc))
+    if device != "cpu" and _lost_the_gpu(exc):
+        global CONTEXT_LOST
+        CONTEXT_LOST = True  # the worker ends after this case; a fresh one runs the next
+        return transfer.Outcome("out_of_bounds",
+                                f"{ILLEGAL_ADDRESS} (the GPU said: {_text_of(exc).splitlines()[0][:200]})",
+                                hint="run it in the interpreter (--interpret) for the tensor, lanes and line: "
+                                     "python -m grader N --interpret")
+    if recorder is not None and recorder.over_budget is not None:
+        return transfer.Outcome("budget", f"{recorder.over_budget}\n  (the kernel was stopped as soon as it went over "
+                                          "budget; the counts are those reached then)", accesses=_accesses(recorder))
+    if recorder is not None and recorder.violation is not None:
+        return transfer.Outcome("out_of_bounds", recorder.violation.message(),
+                                hint=bounds_hint(recorder.violation, puzzle, dims), accesses=_accesses(recorder))
+    return transfer.Outcome("error", explain_exception(exc))
+
+
+def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
+                   native_launches: list) -> transfer.Outcome | None:
+    """What ends a case that ran to its end before its outputs are looked at: a sum kept in 16 bits on the GPU, no
+    store at all, a guard zone written, a kernel that does not compile for the GPU. None when there is none; then
+    the record knows which tl.dots the GPU keeps (budgets.Dots counts those)."""
+    problem = _sums_in_16_bits(native_launches)  # the interpreter's hook refused them as they ran
+    if problem:
+        return transfer.Outcome("error", problem)
+    if recorder is not None and not any(r.stores or r.atomics for r in recorder.regions):
+        return transfer.Outcome("not_started", "not implemented yet (no kernel stored anything)")
+    if fenced is not None:
+        for value, name in zip(as_list(out), puzzle.outputs):
+            if isinstance(value, torch.Tensor):
+                fenced.rename(value, name)
+        trampled = fenced.trampled()
+        if trampled:
+            return transfer.Outcome("out_of_bounds", "out-of-bounds store on the GPU: the guard zone around a tensor "
+                                                     f"was written ({'; '.join(trampled)})",
+                                    hint="a store's mask lets lanes past the end of the tensor (or before its start) "
+                                         "through; --interpret names the tensor, the lanes and the line")
+    if recorder is not None:
+        problem = gpu_compile.check(puzzle, recorder.launches)
+        if problem:
+            return transfer.Outcome("gpu_compile", problem)
+        recorder.kept_dots = gpu_compile.dot_lines(recorder.launches)  # for budgets.Dots: the dots the GPU keeps
+    return None
+
+
+def _written(puzzle: Puzzle, recorder, outs: list, trusted_launcher: bool) -> tuple[list, transfer.Outcome | None]:
+    """Which elements of each output a kernel wrote (a boolean tensor each; None for an empty output or where none
+    is known), and a bad_output outcome for the first output no kernel stored into (the list stops there).
+    Coverage is looked at only for the spec's number of tensors; the judge refuses anything else first."""
+    written: list = []
+    if len(outs) != len(puzzle.outputs) or not all(isinstance(value, torch.Tensor) for value in outs):
+        return written, None
+    for name, value in zip(puzzle.outputs, outs):
+        if recorder is None or value.numel() == 0:  # an empty output (a graph with no edge) has nothing to write
+            written.append(_written_natively(value) if value.numel() else None)
+            continue
+        found = recorder.stored_view(value)  # the tensor, or a view or slice of a buffer a kernel stored into
+        if found is None:
+            return written, transfer.Outcome("bad_output", _never_stored(name, recorder, trusted_launcher),
+                                             accesses=_accesses(recorder))
+        region, flags = found
+        for part in recorder.parts_of(value) or [region]:  # the tensor, or the views of it kernels wrote
+            if not part.given:  # an input the kernel wrote its result into keeps its name (input_modified)
+                part.label = name
+        written.append(torch.from_numpy(flags))
+    return written, None
+
+
+def _never_stored(name: str, recorder, trusted_launcher: bool) -> str:
+    """The message for an output no kernel stored into, with what the kernels stored into instead."""
+    if trusted_launcher:  # the puzzle's own launcher returned it: the kernels never stored into it
+        labels = [r.label for r in recorder.regions if r.stores or r.atomics]
+        where = f" (they stored into {', '.join(labels)} only)" if labels else ""
+        return (f"no kernel stored into {name} in this case{where}: every output element must be written by a "
+                "kernel's tl.store, also where there is nothing to sum (an empty graph, a row with no key: store "
+                "zeros), so check the conditions around the store")
+    stored = [r.describe() for r in recorder.regions if r.stores or r.atomics]
+    where = f" (your kernel stored into {', '.join(stored)}: return that tensor)" if stored else ""
+    return (f"no kernel stored into the tensor you returned as {name}{where}: every output element must be written "
+            "by a kernel's tl.store")
+
+
+def _late_budget(puzzle: Puzzle, case: Case, recorder, numel: dict, dims: dict,
+                 accesses: list) -> transfer.Outcome | None:
+    """The first budget the kernels broke, read here, beside them (the tl.dot budget asks which dots survived their
+    compilation); the judge reports it only if the values are right and the inputs intact. None if none."""
+    problem = budgets.wide_tile(puzzle.lesson_blocks, case.blocks, recorder)  # read at trace time
+    if problem:
+        return transfer.Outcome("budget", problem, accesses=accesses)
+    for budget in puzzle.budgets:  # numel: the inputs' sizes, as the watchdog had them
+        problem = budget.check(recorder, numel, puzzle.sizes_for_budgets(case.blocks, dims))  # and block sizes
+        if problem:
+            return transfer.Outcome("budget", problem, accesses=accesses)
+    return None
 
 @contextlib.contextmanager
 def _compiled_launches():
@@ -471,8 +441,8 @@ def _sums_in_16_bits(kernels) -> str:
     """On a GPU, where the interpreter's hook (instrument.SumIn16Bit) cannot look: the first sum kept in 16 bits in
     the TTIR of the kernels that ran, said as the interpreter says it; '' if none."""
     for kernel in kernels:
-        ttir = (getattr(kernel, "asm", None) or {}).get("ttir", "")
-        found = gpu_compile.sums_in_16_bits(ttir) if isinstance(ttir, str) else []
+        text = (getattr(kernel, "asm", None) or {}).get("ttir", "")
+        found = ttir.sums_in_16_bits(text) if isinstance(text, str) else []
         if found:
             what, where = found[0]
             line = ""
@@ -513,7 +483,7 @@ def _record(recorder, puzzle: Puzzle) -> dict:
 
 def _int32_offsets_note(puzzle: Puzzle, recorder) -> str:
     """A warning line where the puzzle's large problems need int64 offsets and a kernel multiplies int32 ones by a
-    size (gpu_compile.int32_offsets); '' otherwise. No case is large enough to wrap them, so it is no verdict."""
+    size (grader.worker.ttir.int32_offsets); '' otherwise. No case is large enough to wrap them, so it is no verdict."""
     if not puzzle.int64_offsets:
         return ""
     lines = gpu_compile.int32_offset_lines(recorder.launches)

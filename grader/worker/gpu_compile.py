@@ -18,23 +18,21 @@ both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
    launch, through ``triton.compile``, stopped after TTGIR (triton's stage hook replaces the LLVM stages): every
    trap above fails in the front end or in TTIR / TTGIR passes (so does triton 3.6's OptimizeThreadLocality
    assertion), while LLIR, PTX and ptxas took 70% of the compile time. It runs in a helper process
-   (``python -m grader.worker.gpu_compile``), started once per grading process: with TRITON_INTERPRET=1,
-   triton.language's own @jit helpers (tl.sum, tl.zeros, ...) are interpreter objects, and the interpreter leaves
-   parts of triton.language patched after a kernel calls one of them, so a compile in the grading process would go
-   through interpreter code. The grading process sends each function's source, file, `def` line and the globals it reads
-   (encoded); the helper rebuilds them under the same file name and line numbers, so the compiler's lines and the
-   TTIR's locations are the learner's. Advice for the known traps is keyed on substrings of the compiler's
-   messages that triton 3.6 and 3.9 share.
+   (``grader.worker.compile_helper``, which says why), started once per grading process. The grading process sends
+   each function's source, file, `def` line and the globals it reads (encoded); the helper rebuilds them under the
+   same file name and line numbers, so the compiler's lines and the TTIR's locations are the learner's. Advice for
+   the known traps (``grader.worker.compiler_advice``) is keyed on substrings of the compiler's messages that triton
+   3.6 and 3.9 share.
 3. A cache by (sources, globals, signature, constexprs, options, target), in the grading process, so a puzzle pays
    one compile per distinct specialisation (about one per case). Triton's disk cache is not used: it keys by
    source and line, not file, so a hit would bring back the TTIR locations of another file; the helper compiles
    afresh (TRITON_ALWAYS_COMPILE) into a scratch cache directory. Measured on the 2-core machine, shared with
    other jobs (load 2-4), fresh TRITON_CACHE_DIR, `time python -m grader --all --impl solutions`: 51 s (37.6 s
    user) before, 70 s (54 s user) after. The 231 compiles cost 16 s of CPU in the helper; to cubin they cost 51 s.
-4. The tl.dot lines that survive compilation (``dot_lines``): the `tt.dot` ops left in the sm_90 TTIR, each mapped
-   through its `loc(...)` to the learner's file and line (a dot in an inlined @triton.jit helper maps to the helper's
-   line). ``budgets.Dots`` counts only the multiply-adds of those lines, so a `tl.dot` whose result is never used
-   earns nothing.
+4. The tl.dot lines that survive compilation (``dot_lines``): the `tt.dot` ops left in the sm_90 TTIR (read by
+   ``grader.worker.ttir``), each mapped through its `loc(...)` to the learner's file and line (a dot in an inlined
+   @triton.jit helper maps to the helper's line). ``budgets.Dots`` counts only the multiply-adds of those lines, so a
+   `tl.dot` whose result is never used earns nothing.
 
 The check fails closed: a case passes only once its kernels compiled. When it cannot run (triton lacks the compile
 API, a request it cannot encode, a helper that dies, times out or cannot compile a one-line kernel), the case fails
@@ -48,11 +46,9 @@ from __future__ import annotations
 
 import ast
 import atexit
-import builtins
 import hashlib
 import inspect
 import json
-import linecache
 import os
 import re
 import selectors
@@ -60,10 +56,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from pathlib import Path
 
 from grader import env, paths, protocol
-from grader.worker import compose, instrument
-from grader.worker.advice import ADVICE_BY_CLUE, BOOLEAN_OF_A_BLOCK, advice_for
+from grader.worker import compiler_advice, compose
 
 ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
@@ -266,117 +262,9 @@ def static_problems(functions: dict) -> str | None:
             problem = _operator_problem(node, runtime, conditions)
             if problem:
                 line = description["line"] + node.lineno - 1
-                return (f"{_where(description['file'], line)}\n  {problem}: the interpreter and the GPU would compute "
-                        "different things")
+                return (f"{compiler_advice.where(description['file'], line)}\n  {problem}: the interpreter and the "
+                        "GPU would compute different things")
     return None
-
-
-def _where(file: str, line: int) -> str:
-    return f"at {instrument.location(file, line)}: {linecache.getline(file, line).strip()}"
-
-
-# -- the compiler's verdict, explained --------------------------------------------------------------
-
-def _first_use(functions: dict, name: str) -> str:
-    for description in functions.values():
-        for node in ast.walk(ast.parse(description["source"])):
-            if isinstance(node, ast.Name) and node.id == name:
-                return "\n  " + _where(description["file"], description["line"] + node.lineno - 1)
-    return ""
-
-
-def _start_of(functions: dict, error: dict, name: str) -> str:
-    """Where loop variable `name` was last given its first value before the loop the compiler named."""
-    for description in functions.values():
-        if description["file"] != error.get("file"):
-            continue
-        first = description["line"]
-        starts = [n.lineno for n in ast.walk(ast.parse(description["source"]))
-                  if isinstance(n, (ast.Assign, ast.AnnAssign)) and first + n.lineno - 1 < error.get("line", 0)
-                  and any(isinstance(t, ast.Name) and t.id == name
-                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-        if starts:
-            return f" (it starts {_where(description['file'], first + max(starts) - 1)})"
-    return ""
-
-
-_TRITON_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
-
-
-def _dtype_of(triton_type: str) -> str:
-    """'float16' from a triton type as the compiler prints it: "<['32', '32'], fp16>" or "fp16"."""
-    name = triton_type.strip("<> ").split(",")[-1].strip()
-    return _TRITON_DTYPES.get(name, name)
-
-
-def _same_shape_other_dtype(start: str, then: str) -> bool:
-    """Whether two printed triton types are blocks of one shape (or both scalars) of different element types."""
-    shape = (lambda text: text.rsplit(",", 1)[0] if text.startswith("<") else "")
-    return shape(start) == shape(then) and _dtype_of(start) != _dtype_of(then)
-
-
-def _advice(message: str, functions: dict, error: dict) -> str:
-    for clue, advice in ADVICE_BY_CLUE:
-        if clue in message:
-            return advice
-    found = re.search(r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?) in loop",
-                      message)
-    if found and _same_shape_other_dtype(found[2], found[3]):
-        name, start, then = found[1], _dtype_of(found[2]), _dtype_of(found[3])
-        return (f"`{name}` starts as {start} and becomes {then} in the loop{_start_of(functions, error, name)} (a "
-                "sum of a float16 and a float32 value is float32; tl.dot with out_dtype=tl.float16 or a .to() makes "
-                "a 16-bit one). The interpreter lets a variable change type; the GPU compiler needs the same type on "
-                "every pass. Sum in float32: start it float32 "
-                f"(`{name} = tl.zeros([...], dtype=tl.float32)`) and add float32 terms (tl.dot's default out_dtype, "
-                "not out_dtype=tl.float16); convert to 16 bits only an operand of tl.dot")
-    found = re.search(r"Loop-carried variable (\w+)", message)
-    if found:
-        name = found[1]
-        return (f"`{name}` starts as a scalar and becomes a block in the loop{_start_of(functions, error, name)}. The "
-                "interpreter lets a variable change shape; the GPU compiler needs the same type and shape on every "
-                f"pass. Start it as a block: `{name} = tl.zeros([B0], dtype=tl.float32)`, or "
-                f"`{name} = tl.full([B0], float(\"-inf\"), dtype=tl.float32)` for a running max")
-    found = re.search(r"global variable (\w+)", message)
-    if found:
-        name = found[1]
-        return (f"`{name}` is a module-level Python value, which the GPU compiler does not read (the interpreter "
-                f"does). Make it a constexpr: `{name} = tl.constexpr(...)` at module level, or "
-                f"`{name}: tl.constexpr = ...` inside the kernel, or write the number itself")
-    found = re.search(r"Unsupported function referenced: <function (\w+)", message)
-    if found:
-        name = found[1]
-        return (f"`{name}` is a plain Python function: a kernel can only call @triton.jit functions. Put "
-                f"@triton.jit above `def {name}`{_first_use(functions, name)}")
-    if "Boolean value of Tensor" in message:
-        return BOOLEAN_OF_A_BLOCK
-    last = message.strip().splitlines()[-1] if message.strip() else ""  # the error itself, not the source it quotes
-    if "static_range" in message:
-        return ("tl.static_range unrolls its loop while compiling, so its bounds must be tl.constexpr; for bounds "
-                "known only at run time (loaded, or plain int arguments) use tl.range(...)")
-    if "arange" in last:
-        return ("tl.arange's bounds must be tl.constexpr (a power of two): use a constexpr block size such as B0 and "
-                "mask the lanes past the run-time size, e.g. `offsets < N0`")
-    if "Shape element" in last or "shape" in last.lower() and "constexpr" in last:
-        return ("tl.zeros / tl.full need a constexpr shape: pad to a constexpr size (an H_PAD = "
-                "triton.next_power_of_2(H) passed as tl.constexpr) and mask the lanes past the real size")
-    return "\n  ".join(advice_for(message))  # the interpreter's words for the same mistake
-
-
-def _explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) -> str:
-    import triton
-
-    other = f" (it compiles for sm_{compiled_for[0]})" if compiled_for else ""
-    text = f"the kernel does not compile for the GPU (sm_{arch}, triton {triton.__version__}){other}: "
-    message = error["message"].strip()
-    text += message.splitlines()[-1] if error.get("file") else "\n  ".join(message.splitlines()[-6:])
-    if error.get("file"):
-        text += "\n  " + _where(error["file"], error["line"])
-    advice = _advice(message, functions, error)
-    if advice:
-        text += "\n  " + advice
-    elif error.get("diagnostics"):
-        text += "\n  the compiler said: " + "\n  ".join(error["diagnostics"].strip().splitlines()[-6:])
-    return text
 
 
 # -- the helper process, seen from the grading process ---------------------------------------------
@@ -388,7 +276,7 @@ class _Helper:
         environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         # -P and the repository last on sys.path: nothing planted beside grader/ stands in for triton (runner._Worker)
         bootstrap = f"import sys; sys.path.append({ROOT!r}); import runpy; " \
-                    "runpy.run_module('grader.worker.gpu_compile', run_name='__main__')"
+                    "runpy.run_module('grader.worker.compile_helper', run_name='__main__')"
         self.process = subprocess.Popen([sys.executable, "-P", "-c", bootstrap], env=environment,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         text=True, preexec_fn=protocol.die_with_parent)
@@ -463,15 +351,15 @@ class _DiskCache:
     """One compile's outcome on disk, so that a kernel graded again (unchanged) is not compiled again.
 
     The key is the request with the files its functions came from replaced by placeholders (a worker builds the
-    kernels' module in a fresh folder each time), plus triton's version and this module's source; the outcome
-    is stored with the same placeholders and given its files back when loaded. The folder is
-    ``GRADER_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/triton-attention-puzzles/gpu-compile``. A cache that cannot
-    be read or written is no cache."""
+    kernels' module in a fresh folder each time), plus triton's version and the code that made the outcome
+    (``_SOURCES``); the outcome is stored with the same placeholders and given its files back when loaded. The
+    folder is ``GRADER_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/triton-attention-puzzles/gpu-compile``. A cache that
+    cannot be read or written is no cache."""
 
     def __init__(self, request: dict):
         self.files = sorted({f["file"] for f in request["functions"].values()}, key=len, reverse=True)
         text = self._placeheld(json.dumps(request, sort_keys=True))
-        digest = hashlib.sha256("\n".join([text, _triton_version(), _THIS_SOURCE]).encode()).hexdigest()
+        digest = hashlib.sha256("\n".join([text, _triton_version(), _SOURCES]).encode()).hexdigest()
         self.path = os.path.join(_cache_folder(), f"{digest}.json")
 
     def _placeheld(self, text: str) -> str:
@@ -504,7 +392,10 @@ class _DiskCache:
             pass
 
 
-_THIS_SOURCE = hashlib.sha256(open(__file__, "rb").read()).hexdigest()
+# What an outcome depends on besides the request: the code that encodes it (here), compiles it (the helper) and
+# reads its TTIR; a change to any of them is a fresh cache.
+_SOURCES = hashlib.sha256(b"".join((Path(__file__).parent / name).read_bytes()
+                                   for name in ("gpu_compile.py", "compile_helper.py", "ttir.py"))).hexdigest()
 
 
 def _cache_folder() -> str:
@@ -549,7 +440,7 @@ def _check_launch(launch, archs) -> str | None:
         if "skip" in outcome:
             return could_not_run(outcome["skip"])
         if outcome.get("error"):
-            return _explain(outcome["error"], request["functions"], request["arch"], compiled)
+            return compiler_advice.explain(outcome["error"], request["functions"], request["arch"], compiled)
         else:
             compiled.append(request["arch"])
     return None
@@ -595,315 +486,3 @@ def int32_offset_lines(launches) -> list[tuple[str, int]]:
     except Exception:  # unknown: no warning
         return []
     return sorted(found)
-
-
-# -- the helper process itself ----------------------------------------------------------------------
-
-_PROBE = {"name": "grader_probe", "file": "grader_gpu_compile_probe.py", "line": 1,
-          "source": "def grader_probe(x_ptr):\n    tl.store(x_ptr, 1.0)\n",
-          "globals": {"tl": ["module", "triton.language"]}}
-
-
-def _decode(encoded, jits: dict):
-    import importlib
-
-    import triton.language as tl
-
-    kind, value = encoded
-    if kind == "module":
-        return importlib.import_module(value)
-    if kind == "constexpr":
-        return tl.constexpr(_decode(value, jits))
-    if kind == "dtype":
-        return tl.dtype(value)
-    if kind == "tuple":
-        return tuple(_decode(v, jits) for v in value)
-    if kind == "function":
-        namespace: dict = {}
-        exec(f"def {value}(*args, **kwargs):\n    pass\n", namespace)
-        return namespace[value]
-    if kind == "jit":
-        return jits[value]
-    return value
-
-
-def _rebuild(functions: dict) -> dict:
-    """JITFunctions made from the descriptions, under the learner's file names and line numbers."""
-    from triton.runtime.jit import JITFunction
-
-    files: dict[str, list[str]] = {}
-    for description in functions.values():
-        lines = files.setdefault(description["file"], [])
-        body = description["source"].splitlines(keepends=True)
-        end = description["line"] - 1 + len(body)
-        lines.extend(["\n"] * (end - len(lines)))
-        lines[description["line"] - 1:end] = body
-    for file, lines in files.items():  # what inspect (and so triton) reads as the source of these files
-        linecache.cache[file] = (sum(map(len, lines)), None, lines, file)
-    jits, scopes = {}, {}
-    for key, description in functions.items():
-        scope = {"__name__": "grader_gpu_compile_rebuilt", "__builtins__": builtins}
-        scope.update({name: _decode(value, {}) for name, value in description["globals"].items() if value[0] != "jit"})
-        code = "\n" * (description["line"] - 1) + description["source"]
-        exec(compile(code, description["file"], "exec"), scope)
-        jits[key], scopes[key] = JITFunction(scope[description["name"]]), scope
-    for key, description in functions.items():  # calls between functions, once all of them exist
-        scopes[key].update({name: jits[value[1]] for name, value in description["globals"].items()
-                            if value[0] == "jit"})
-    return jits
-
-
-def _chain(exc):
-    while exc is not None:
-        yield exc
-        exc = exc.__cause__ or exc.__context__
-
-
-def _compile_error(exc, functions: dict, diagnostics: str) -> dict:
-    """The innermost CompilationError's line in the learner's file and its message; else the message alone."""
-    found = [e for e in _chain(exc) if type(e).__name__ == "CompilationError" and getattr(e, "node", None)]
-    if found:
-        error = found[-1]
-        cause = error.__cause__
-        message = getattr(error, "error_message", None) or (str(cause) if cause else str(error))
-        for description in functions.values():
-            if description["source"].strip() == (getattr(error, "src", "") or "").strip():
-                line = description["line"] + error.node.lineno - 1
-                return {"message": message, "file": description["file"], "line": line}
-        return {"message": str(error)}
-    return {"message": f"{type(exc).__name__}: {exc}", "diagnostics": diagnostics}
-
-
-def wide_dot_operands(ttir: str) -> list[str]:
-    """The element types of tt.dot operands in TTIR that are not 16-bit ("f32", "tf32", ...), one per wide operand:
-    how a GPU run tells that a kernel multiplied float32 blocks, where the interpreter's hook cannot look."""
-    wide = []
-    for types in re.findall(r"= tt\.dot [^:]*: tensor<(?:\d+x)+(\w+)> \* tensor<(?:\d+x)+(\w+)>", ttir):
-        wide += [t for t in types if t not in ("f16", "bf16")]
-    return wide
-
-
-def _resolver(ttir: str):
-    """A function from the text inside an op's loc(...) to its (file, line), through the #loc aliases; None if none."""
-    aliases = dict(re.findall(r"^(#loc\d*) = loc\((.*)\)\s*$", ttir, re.MULTILINE))
-
-    def resolve(text: str, depth: int = 0):
-        direct = re.search(r'"([^"]+)":(\d+):\d+', text)
-        if direct:
-            return direct[1], int(direct[2])
-        for ref in re.findall(r"#loc\d*", text):
-            if depth < 50 and ref in aliases:
-                found = resolve(aliases[ref], depth + 1)
-                if found:
-                    return found
-        return None
-    return resolve
-
-
-def _dot_lines(ttir: str) -> list[tuple[str, int]]:
-    """(file, line) of each tt.dot in TTIR, through its loc(...) and the #loc aliases."""
-    resolve = _resolver(ttir)
-    lines = []
-    for op in re.findall(r"= tt\.dot .*loc\((.*)\)\s*$", ttir, re.MULTILINE):
-        found = resolve(op)
-        if found:
-            lines.append(found)
-    return sorted(set(lines))
-
-
-_SIXTEEN = {"f16": "float16", "bf16": "bfloat16"}
-
-
-def _caller(ttir: str, loc: str) -> tuple[str, int] | None:
-    """The outermost caller's (file, line) of a loc that is a callsite (an inlined tl.sum), else None."""
-    aliases = dict(re.findall(r"^(#loc\d*) = loc\((.*)\)\s*$", ttir, re.MULTILINE))
-    for _ in range(50):
-        loc = aliases.get(loc.strip(), loc)
-        outer = re.match(r"callsite\(.* at (#loc\d*)\)$", loc.strip())
-        if outer is None:
-            break
-        loc = outer[1]
-    return _resolver(ttir)(loc)
-
-
-def sums_in_16_bits(ttir: str) -> list[tuple[str, tuple[str, int] | None]]:
-    """Sums kept in a 16-bit float, read from TTIR, as (what, (file, line) or None): a tt.dot whose result (its
-    accumulator) is 16-bit; a 16-bit add whose operands are a tl.dot result (through any ops) and another, or a loop's
-    running value (a running sum of tl.dot results); a 16-bit add inside a reduction (a tl.sum of a 16-bit block).
-    What instrument.SumIn16Bit refuses in the interpreter, for a GPU run, where the interpreter's hook cannot look."""
-    resolve = _resolver(ttir)
-    running = set(re.findall(r"(%[\w.#]+) = %[\w.#]+", " ".join(re.findall(r"iter_args\(([^)]*)\)", ttir))))
-    fed: set[str] = set()  # values computed from a tt.dot result
-    found, pending = [], None
-    for line in ttir.splitlines():
-        closing = re.match(r"\s*\}\) : .* loc\((.*)\)\s*$", line)
-        if closing and pending is not None:  # the reduction's own loc: tl.sum called at the learner's line
-            found.append((pending, _caller(ttir, closing[1]) or resolve(closing[1])))
-            pending = None
-        op = re.match(r"\s*(%[\w.#]+)(?::\d+)? = (.*?)(?: loc\((.*)\))?\s*$", line)
-        if op is None:
-            continue
-        result, body, loc = op[1], op[2], op[3] or ""
-        operands = re.findall(r"%[\w.#]+", body.split(" : ")[0])
-        where = resolve(loc) if loc else None
-        if body.startswith("tt.dot "):
-            fed.add(result)
-            dtype = re.search(r"-> tensor<(?:\d+x)+(\w+)>", body)
-            if dtype and dtype[1] in _SIXTEEN:
-                found.append((f"tl.dot sums its products in {_SIXTEEN[dtype[1]]}", where))
-            continue
-        if any(name in fed for name in operands):
-            fed.add(result)
-        add = re.match(r"arith\.(?:addf|subf) (%[\w.#]+), (%[\w.#]+) : (tensor<(?:\d+x)+)?(\w+)>?$", body)
-        if add is None or add[4] not in _SIXTEEN:
-            continue
-        dtype = _SIXTEEN[add[4]]
-        if add[3] is None:  # a scalar add: the combine region of a reduction
-            pending = f"tl.sum of a {dtype} block adds in {dtype}"  # said where the reduction closes
-        elif any(a in fed for a in add.group(1, 2)) and all(a in fed or a in running for a in add.group(1, 2)):
-            found.append((f"a running sum of tl.dot results is kept in {dtype}", where))
-    return found
-
-
-def int32_offsets(ttir: str) -> list[tuple[str, int]]:
-    """(file, line) of each load or store whose pointer adds an int32 offset that multiplies by a kernel argument
-    (`rows * T`): an offset that wraps around past 2**31 elements, on the large problems 14 and 15's docstrings
-    name, though never on a case's sizes. `rows.to(tl.int64) * T` makes it int64."""
-    resolve = _resolver(ttir)
-    signature = re.search(r"tt\.func [^(]*\((.*)\) (?:attributes|\{)", ttir)
-    given = set(re.findall(r"(%[\w.#]+): i32", signature[1])) if signature else set()
-    from_args, scaled, found = set(given), set(), []
-    for line in ttir.splitlines():
-        op = re.match(r"\s*(%[\w.#]+)(?::\d+)? = (.*?)(?: loc\((.*)\))?\s*$", line)
-        if op is None:
-            continue
-        result, body, loc = op[1], op[2], op[3] or ""
-        operands = re.findall(r"%[\w.#]+", body.split(" : ")[0])
-        if body.startswith("tt.addptr "):
-            offset = re.search(r", (?:tensor<(?:\d+x)+)?i32>?$", body)
-            if offset and len(operands) > 1 and operands[1] in scaled:
-                found.append(resolve(loc) if loc else None)
-            continue
-        if any(name in from_args for name in operands):
-            from_args.add(result)
-        if any(name in scaled for name in operands) or (
-                re.match(r"arith\.muli .* : (?:tensor<(?:\d+x)+)?i32>?$", body)
-                and any(name in from_args for name in operands)):
-            scaled.add(result)
-    return sorted({where for where in found if where is not None})
-
-
-class _Stopped(Exception):
-    """Raised where the LLVM stages would start: the check ends with TTGIR (the module's docstring says why)."""
-
-
-class _Compiler:
-    """Compiles requests in the helper; says, for every request, when it cannot."""
-
-    def __init__(self):
-        self.unavailable = None
-        self.probed: dict[int, str | None] = {}  # arch -> why it cannot be compiled for, or None
-        self.ttir = ""  # the TTIR of the latest compile
-        try:
-            import triton
-            from triton.backends.compiler import GPUTarget
-            from triton.compiler import ASTSource
-            from triton.runtime.jit import mangle_type
-
-            triton.knobs.runtime.add_stages_inspection_hook = self._inspect_stages
-        except Exception as exc:  # an untested triton without this API
-            self.unavailable = f"kernels were not compiled for the GPU: this triton lacks its compile API ({exc})"
-            return
-        self.triton, self.target, self.source, self.mangle = triton, GPUTarget, ASTSource, mangle_type
-
-    def _inspect_stages(self, backend=None, stages=None, *rest):
-        """Triton's hook on its pipeline: keep the TTIR's text, and stop before the LLVM stages.
-        Triton 3.9 also calls it with no argument for a suffix to its cache key."""
-        if stages is None:
-            return "-grader-gpu-compile-check", ""
-        make_ttir = stages["ttir"]
-
-        def keep_ttir(module, metadata):
-            module = make_ttir(module, metadata)
-            self.ttir = str(module)
-            return module
-
-        def stop(module, metadata):
-            raise _Stopped()
-
-        stages["ttir"], stages["llir"] = keep_ttir, stop
-
-    def _signature(self, request: dict, jits: dict) -> tuple[dict, dict]:
-        """The launch's types for run-time parameters and values for constexprs, as the JIT would pass them."""
-        signature, constexprs = {}, {}
-        for param in jits[request["kernel"]].params:
-            encoded = request["args"].get(param.name)
-            if encoded is not None and encoded[0] == "type" and not param.is_constexpr:
-                signature[param.name] = encoded[1]
-                continue
-            value = _decode(encoded, jits) if encoded is not None and encoded[0] != "type" else None
-            if param.is_constexpr or value is None:
-                signature[param.name], constexprs[param.name] = "constexpr", value
-            else:
-                signature[param.name] = self.mangle(value)
-        return signature, constexprs
-
-    def _compile(self, request: dict) -> dict:
-        start = os.lseek(2, 0, os.SEEK_END)
-        try:
-            # Inside the try: a kernel that Triton cannot even read (a `def \` line it finds no function in) fails
-            # the check, rather than skipping it; trouble of this machine's triton shows in _trouble's probe
-            jits = _rebuild(request["functions"])
-            signature, constexprs = self._signature(request, jits)
-            source = self.source(jits[request["kernel"]], signature, constexprs)
-            self.triton.compile(source, target=self.target("cuda", request["arch"], 32), options=request["options"])
-        except _Stopped:
-            return {"error": None, "dots": _dot_lines(self.ttir), "offsets32": int32_offsets(self.ttir)}
-        except Exception as exc:  # the compiler's verdict on the kernel
-            diagnostics = os.pread(2, 1 << 16, start).decode(errors="replace")[-4000:]
-            return {"error": _compile_error(exc, request["functions"], diagnostics)}
-        return {"skip": "triton ran past the stage where the check stops"}
-
-    def _trouble(self, arch: int) -> str | None:
-        """Why nothing compiles for `arch` here (a one-line kernel fails), or None."""
-        if arch not in self.probed:
-            self.probed[arch] = None
-            probe = self._compile({"functions": {"probe": _PROBE}, "kernel": "probe", "arch": arch,
-                                   "args": {"x_ptr": ["type", "*fp32"]}, "options": {}})
-            if "dots" not in probe:
-                why = probe["error"]["message"] if probe.get("error") else probe.get("skip")
-                self.probed[arch] = (f"kernels were not compiled for the GPU: triton {self.triton.__version__} could "
-                                     f"not compile a one-line kernel for sm_{arch}: {why}")
-        return self.probed[arch]
-
-    def compile(self, request: dict) -> dict:
-        trouble = self.unavailable or self._trouble(request["arch"])
-        return {"skip": trouble} if trouble else self._compile(request)
-
-
-def _serve() -> None:
-    """The helper's loop. Compiler output goes to a scratch file, so only replies reach stdout."""
-    import tempfile
-    import warnings
-
-    os.environ.pop("TRITON_INTERPRET", None)  # `import grader` set it; triton reads it when it is imported
-    os.environ["TRITON_ALWAYS_COMPILE"] = "1"  # see the module's docstring, point 3
-    scratch = tempfile.TemporaryDirectory(prefix="grader-gpu-compile-")
-    os.environ["TRITON_CACHE_DIR"] = scratch.name
-    replies = os.fdopen(os.dup(1), "w", buffering=1)
-    log = tempfile.TemporaryFile("w+")
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
-    warnings.simplefilter("ignore")
-    compiler = _Compiler()
-    for line in sys.stdin:
-        try:
-            reply = compiler.compile(json.loads(line))
-        except Exception as exc:  # rebuilding the request failed: the check's trouble, not the kernel's
-            reply = {"skip": f"the helper could not read the request: {type(exc).__name__}: {exc}"}
-        replies.write(json.dumps(reply) + "\n")
-    scratch.cleanup()
-
-
-if __name__ == "__main__":
-    _serve()

@@ -362,9 +362,25 @@ def _wrap_patch_lang_core(patch):
 
 
 def _install():
+    """Put the hook in place: wrap the interpreter's builder ops (memory, dots, arithmetic), its reductions, grid and
+    launches, and make three of its slow paths fast. Once per process."""
     global _installed
 
     interpreter, builder, executor, _ = _hook_points()
+    _wrap_builder(builder)
+    _wrap_grid(builder)
+    _skip_overflow_asserts(builder)
+    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
+    interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
+    patched: set = set()  # the languages patched since this launch began (_noted_launches and _patch_lang_once)
+    executor.run = _noted_launches(executor.run, patched)
+    interpreter._patch_lang = _patch_lang_once(interpreter, patched)
+    interpreter._get_np_dtype = _np_dtype_once(interpreter._get_np_dtype)
+    _installed = True
+
+
+def _wrap_builder(builder) -> None:
+    """The builder's ops: bfloat16 arithmetic, every other create_ op tagged, memory ops recorded, tl.dot watched."""
     for name in _BF16_ARITHMETIC:
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _bfloat16_arithmetic(getattr(builder, name)))
@@ -374,9 +390,10 @@ def _install():
     for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
         setattr(builder, name, _wrap_memory_op(getattr(builder, name), name, kind, ptr_at, mask_at))
     builder.create_dot = _wrap_dot(builder.create_dot)
-    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
-    interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
 
+
+def _wrap_grid(builder) -> None:
+    """The record hears of each grid (its programs) and each program as the interpreter starts it."""
     set_grid_idx, set_grid_dim = builder.set_grid_idx, builder.set_grid_dim
 
     def grid_idx(*args, **kwargs):
@@ -392,9 +409,10 @@ def _install():
 
     builder.set_grid_idx, builder.set_grid_dim = grid_idx, grid_dim
 
-    launch = executor.run
-    patched: set = set()  # the languages patched since this launch began (see patch_lang)
 
+def _noted_launches(launch, patched: set):
+    """The interpreter's launch, noting each launch: in a dry run (dry_run()) noted and not run, in a recording noted
+    before it runs. `patched` starts empty for each launch (_patch_lang_once)."""
     def run(self, *args, grid, warmup, **kwargs):
         if _dry is not None and not warmup:  # dry_run(): note the launch, run nothing
             _dry.append(Launch.of(self.fn, self.arg_names, args, kwargs, grid))
@@ -406,13 +424,15 @@ def _install():
             return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             patched.clear()
+    return run
 
-    # Each call of a @jit function inside a kernel (tl.sum, tl.zeros, a learner's helper) patches triton.language
-    # again (_patch_lang: inspect.getmembers of every module it reaches), though the launch patched it already: a
-    # quarter of puzzle 10's grading time. Within one launch, a language patched once stays patched (the launch
-    # restores it at its end), so a second patch of the same languages is skipped.
+
+def _patch_lang_once(interpreter, patched: set):
+    """Each call of a @jit function inside a kernel (tl.sum, tl.zeros, a learner's helper) patches triton.language
+    again (_patch_lang: inspect.getmembers of every module it reaches), though the launch patched it already: a
+    quarter of puzzle 10's grading time. Within one launch, a language patched once stays patched (the launch
+    restores it at its end), so a second patch of the same languages is skipped."""
     patch_lang = interpreter._patch_lang
-
     languages: dict = {}  # function -> the triton.language modules its globals hold (what _patch_lang patches)
 
     def patch_once(fn):
@@ -424,10 +444,13 @@ def _install():
             return interpreter._LangPatchScope()
         patched.add(key)
         return patch_lang(fn)
+    return patch_once
 
-    # The interpreter maps a triton dtype to numpy's by building a table on every call (a few seconds of a graph
-    # puzzle's grading); the mapping never changes, so each answer is kept.
-    np_dtype, np_dtypes = interpreter._get_np_dtype, {}
+
+def _np_dtype_once(np_dtype):
+    """The interpreter maps a triton dtype to numpy's by building a table on every call (a few seconds of a graph
+    puzzle's grading); the mapping never changes, so each answer is kept."""
+    np_dtypes: dict = {}
 
     def np_dtype_once(tt_dtype):
         try:
@@ -437,19 +460,17 @@ def _install():
             return found
         except TypeError:  # unhashable: ask every time
             return np_dtype(tt_dtype)
+    return np_dtype_once
 
-    # With debug off (as a GPU build has it), the overflow check of every integer + and * builds an assert it then
-    # drops (semantic.device_assert returns at once): a third of a graph puzzle's grading time, for nothing. The GPU
-    # wraps around silently; so does the interpreter without it, and the bounds check sees the wrapped offsets.
+
+def _skip_overflow_asserts(builder) -> None:
+    """With debug off (as a GPU build has it), the overflow check of every integer + and * builds an assert it then
+    drops (semantic.device_assert returns at once): a third of a graph puzzle's grading time, for nothing. The GPU
+    wraps around silently; so does the interpreter without it, and the bounds check sees the wrapped offsets."""
     options = getattr(builder, "options", None)
     if dataclasses.is_dataclass(options) and not getattr(options, "debug", True) and \
             hasattr(options, "sanitize_overflow"):
         builder.options = dataclasses.replace(options, sanitize_overflow=False)
-
-    executor.run = run
-    interpreter._patch_lang = patch_once
-    interpreter._get_np_dtype = np_dtype_once
-    _installed = True
 
 
 def install() -> bool:
@@ -467,12 +488,9 @@ def dry_run():
     compiles a case's kernels for the GPU before the interpreter runs them (grader.worker.execute). Yields the list
     of Launches, or None when the hook is unavailable."""
     global _dry
-    ok, _ = status()
-    if not ok:
+    if not install():
         yield None
         return
-    if not _installed:
-        _install()
     _dry = []
     try:
         yield _dry
@@ -485,12 +503,9 @@ def recording(maps: bool = False):
     """Record every kernel launched inside the block. Yields None when the hook is unavailable.
     With maps, keep a RegionMap per tensor (what grader.show.memory_map draws)."""
     global _active
-    ok, _ = status()
-    if not ok:
+    if not install():
         yield None
         return
-    if not _installed:
-        _install()
     recorder = Recorder()
     recorder.maps = maps
     _active = recorder

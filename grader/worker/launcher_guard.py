@@ -270,13 +270,13 @@ def _wide_dots(puzzle, launches) -> str | None:
     """On a GPU, where the interpreter's tl.dot hook cannot look: a tl.dot with a float32 operand in a puzzle whose
     lesson is 16-bit tensor-core products (budgets.Dots), read from the TTIR of the kernels triton compiled."""
     from grader.course import budgets
-    from grader.worker import gpu_compile
+    from grader.worker import ttir
 
     if not any(isinstance(b, budgets.Dots) for b in puzzle.budgets):
         return None
     for launch in launches:
-        ttir = (getattr(launch.compiled, "asm", None) or {}).get("ttir", "")
-        wide = gpu_compile.wide_dot_operands(ttir) if isinstance(ttir, str) else []
+        text = (getattr(launch.compiled, "asm", None) or {}).get("ttir", "")
+        wide = ttir.wide_dot_operands(text) if isinstance(text, str) else []
         if wide:
             return instrument.DOT_16BIT_RULE.format(
                 found=f"{launch.name} has a tl.dot on {', '.join(sorted(set(wide)))} operands")

@@ -15,8 +15,12 @@ How the one case generator and the one checker grade a gradient, with no machine
   (``grader.course.mistakes``).
 """
 
+# Over the 600 lines grader/'s modules keep to: one module per chapter (README's layout), and this chapter's five
+# puzzles each keep their cases, tolerances, hints and budgets beside their entry. Splitting it would split the chapter.
+
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 import torch
@@ -385,10 +389,11 @@ def _graph_attention_backward_bounds(inputs) -> dict[str, torch.Tensor]:
             "de": grad * t.clipped.abs()}
 
 
-def _bound_of(output: str) -> Callable:
+def _bound_of(bounds: Callable, output: str) -> Callable:
+    """A tolerance's scale: `output`'s entry of `bounds` (puzzle 16's, 17's or 18's rounding bounds)."""
     def scale(inputs, expected):
-        return _graph_attention_backward_bounds(inputs)[output]
-    scale.__doc__ = f"The rounding bound of {output}, and the terms a clip near +-5 may mask (see above)."
+        return bounds(inputs)[output]
+    scale.__doc__ = f"The rounding bound of {output} (see {bounds.__name__})."
     return scale
 
 
@@ -447,7 +452,8 @@ _SCALARS = "; the two [E, H] tensors the first pass leaves (p and dlogit) count 
 GRAPH_ATTENTION_BACKWARD = Puzzle(
     16, "graph_attention_backward", "Graph attention backward, over the transposed graph", NOTEBOOK,
     specs.graph_attention_backward, GRAPH_ATTENTION_BACKWARD_CASES,
-    tuple(Tolerance(BACKWARD_RTOL, _bound_of(name), _GRADIENTS_EXPLAINED) for name in ("dq", "dk", "dv", "de")),
+    tuple(Tolerance(BACKWARD_RTOL, _bound_of(_graph_attention_backward_bounds, name), _GRADIENTS_EXPLAINED)
+          for name in ("dq", "dk", "dv", "de")),
     hints=GRAPH_ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv", "de"),
     budgets=(NoAtomics(lesson="dk and dv sum over each node's outgoing edges: walk the CSR by source, one program "
                               "per node, instead of scattering into the sources."),
@@ -547,27 +553,27 @@ def _attention_backward_bounds(inputs) -> dict[str, torch.Tensor]:
     return {"dq": ds @ k.abs() * inputs["scale"], "dk": ds.T @ q.abs() * inputs["scale"], "dv": p.T @ do.abs()}
 
 
-def _attention_bound_of(output: str) -> Callable:
-    def scale(inputs, expected):
-        return _attention_backward_bounds(inputs)[output]
-    scale.__doc__ = f"The rounding bound of {output} (see _attention_backward_bounds)."
-    return scale
-
-
-def _flash_backward_with(**mistake) -> Callable:
-    """A hint's check: a gradient is puzzle 17's with this mistake (grader.course.mistakes.flash_backward), within
-    the 16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
+def _tiled_backward_with(backward: Callable, bounds: Callable, what: str, **mistake) -> Callable:
+    """A hint's check for puzzles 17 and 18: a gradient is `backward`'s with this mistake (mistakes.flash_backward
+    or bsb_backward), within the 16-bit rounding of p and ds (`bounds`, over the pairs the mistake counts where it
+    counts others), and the mistake changes it here beyond an honest kernel's rounding."""
     def check(inputs, yours, blocks):
-        bounds = _attention_backward_bounds(inputs)
-        wrong, right = flash_backward(inputs, **mistake), flash_backward(inputs)
-        return any(w.shape == yours.shape and yours.numel() and near(yours, w, bounds[name])
-                   and not near(r, w, bounds[name]) for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
-    check.__doc__ = f"Check whether a gradient is the attention backward with {mistake}."
+        honest = bounds(inputs)
+        rounding = bounds(inputs, mistake["pairs"]) if "pairs" in mistake else honest
+        wrong, right = backward(inputs, **mistake), backward(inputs)
+        return any(w.shape == yours.shape and yours.numel() and near(yours, w, rounding[name])
+                   and not near(r, w, honest[name]) for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
+    check.__doc__ = f"Check whether a gradient is the {what} with {mistake}."
     return check
 
 
-def _nan_where_no_key(inputs, yours, blocks) -> bool:
-    """Check whether the gradient has NaN and some query sees no key (lse = -inf): exp(-inf - -inf)."""
+_flash_backward_with = functools.partial(_tiled_backward_with, flash_backward, _attention_backward_bounds,
+                                         "attention backward")
+
+
+def _nan_where_lse_is_minus_inf(inputs, yours, blocks) -> bool:
+    """Check whether the gradient has NaN and some query sees no key, or has no neighbour (lse = -inf):
+    exp(-inf - -inf)."""
     return bool(yours.isnan().any()) and bool(inputs["lse"].isneginf().any())
 
 
@@ -584,7 +590,7 @@ ATTENTION_BACKWARD_HINTS = (
          "NaN or inf: keys past T load as 0, so their score is 0 and p = exp(0 - lse), which overflows where lse is "
          "far below 0 (here about -200). Give them p = 0: tl.where on the keys in range (keys < T). If they get 0 "
          "already, p overflows at real keys: is lse used in natural-log units, exp2(s * log2(e) - lse * log2(e))?"),
-    Hint("NaN where a query sees no key", _nan_where_no_key,
+    Hint("NaN where a query sees no key", _nan_where_lse_is_minus_inf,
          "NaN: a query that sees no key has lse = -inf, and exp2(-inf - -inf) is NaN. Set p with tl.where(seen, "
          "tl.exp2(s - lse * log2(e)), 0.0), so the masked pairs never reach the subtraction's result. If p is set "
          "so already, `seen` lets such a query see keys: with causal, query i sees key j only when j <= i + (T - N)"),
@@ -614,7 +620,7 @@ _ONCE_PER_QUERY_WALK = "each key row once per query block's walk that needs it, 
 ATTENTION_BACKWARD = Puzzle(
     17, "attention_backward", "FlashAttention backward on tensor cores", NOTEBOOK, specs.attention_backward,
     ATTENTION_BACKWARD_CASES,
-    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _attention_bound_of(name),
+    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _bound_of(_attention_backward_bounds, name),
                     "the 16-bit rounding of p and ds before their tl.dot, through the products that follow")
           for name in ("dq", "dk", "dv")),
     hints=ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv"),
@@ -701,33 +707,12 @@ def _sparse_backward_bounds(inputs, pairs: str = "bitmap") -> dict[str, torch.Te
             "dv": torch.zeros_like(q).index_add_(0, t.cols, (t.p + floor)[:, None] * do[t.rows].abs())}
 
 
-def _sparse_bound_of(output: str) -> Callable:
-    def scale(inputs, expected):
-        return _sparse_backward_bounds(inputs)[output]
-    scale.__doc__ = f"The rounding bound of {output} (see _sparse_backward_bounds)."
-    return scale
-
-
-def _bsb_backward_with(**mistake) -> Callable:
-    """A hint's check: a gradient is puzzle 18's with this mistake (grader.course.mistakes.bsb_backward), within the
-    16-bit rounding of p and ds, and the mistake changes it here beyond that rounding."""
-    def check(inputs, yours, blocks):
-        bounds = _sparse_backward_bounds(inputs)
-        rounding = _sparse_backward_bounds(inputs, mistake.get("pairs", "bitmap"))
-        wrong, right = bsb_backward(inputs, **mistake), bsb_backward(inputs)
-        return any(w.shape == yours.shape and yours.numel() and near(yours, w, rounding[name])
-                   and not near(r, w, bounds[name]) for name, w, r in zip(("dq", "dk", "dv"), wrong, right))
-    check.__doc__ = f"Check whether a gradient is the sparse attention backward with {mistake}."
-    return check
-
-
-def _nan_where_no_neighbour(inputs, yours, blocks) -> bool:
-    """Check whether the gradient has NaN and some row has no neighbour (lse = -inf): exp(-inf - -inf)."""
-    return bool(yours.isnan().any()) and bool(inputs["lse"].isneginf().any())
+_bsb_backward_with = functools.partial(_tiled_backward_with, bsb_backward, _sparse_backward_bounds,
+                                       "sparse attention backward")
 
 
 SPARSE_ATTENTION_BACKWARD_HINTS = (
-    Hint("NaN where a row has no neighbour", _nan_where_no_neighbour,
+    Hint("NaN where a row has no neighbour", _nan_where_lse_is_minus_inf,
          "NaN: a row with no neighbour has lse = -inf, and exp2(s - lse) there is inf (and inf - inf NaN). Set p "
          "with tl.where(edge, tl.exp2(s * log2(e) - lse * log2(e)), 0.0): the bitmap has no bit for such a row. If p "
          "is set so already, an lse of -inf met an edge: lse (and Δ) belong to the query, gathered by query id in "
@@ -764,7 +749,7 @@ _SPARSE_GATHERS = "16*num_key_tcb"  # rows a key window's TCB gathers, per TCB: 
 SPARSE_ATTENTION_BACKWARD = Puzzle(
     18, "sparse_attention_backward", "Sparse attention backward, over the transposed BSB", NOTEBOOK,
     specs.sparse_attention_backward, SPARSE_ATTENTION_BACKWARD_CASES,
-    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _sparse_bound_of(name),
+    tuple(Tolerance(ATTENTION_BACKWARD_RTOL, _bound_of(_sparse_backward_bounds, name),
                     "the 16-bit rounding of p and ds before their tl.dot, over the pattern's pairs")
           for name in ("dq", "dk", "dv")),
     hints=SPARSE_ATTENTION_BACKWARD_HINTS, outputs=("dq", "dk", "dv"),

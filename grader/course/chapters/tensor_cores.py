@@ -106,9 +106,9 @@ def _v_size(inputs) -> float:
     return float(inputs["v"].abs().max()) if inputs["v"].numel() else 0.0
 
 
-def _close_in_16_bits(i, yours, candidate) -> bool:
+def _close_in_16_bits(inputs, yours, candidate) -> bool:
     """Whether two outputs of puzzle 12 or 13 agree up to the rounding of the weights p to 16 bits."""
-    return near(yours, candidate, _v_size(i))
+    return near(yours, candidate, _v_size(inputs))
 
 
 def _unscaled(spec: Callable) -> Callable:
