@@ -39,6 +39,9 @@ MUTATIONS = [
              "1 of 9 unmasked lanes outside it (offsets 200; valid 0..199)"),
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "race", "stored the very same elements of z (from z[0] on): every program works on the same block"),
+    Mutation(1, "block start without * B0", "offsets = pid * B0 + tl.arange(0, B0)", "offsets = pid + tl.arange(0, B0)",
+             "race", "starts at z[1], 1 element after program (0, 0, 0)'s (at z[0]), and it is 32 elements wide: the "
+             "blocks overlap"),
     Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
              "no kernel stored into z in this case (they stored into x only)"),
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
@@ -82,6 +85,10 @@ MUTATIONS = [
              "tl.store(z_ptr + rows[:, None] * (N0 + 1) + cols[None, :]", "out_of_bounds",
              "neighbouring lanes of this block are 51 elements apart, but z ([N1, N0] = [40, 50], row-major) has "
              "its rows 50 apart"),
+    Mutation(2, "row stride N1 instead of N0", "tl.store(z_ptr + rows[:, None] * N0",
+             "tl.store(z_ptr + rows[:, None] * N1",
+             "race", "the rows of this block lie N1 = 40 elements apart, but z ([40, 50], row-major) has rows of N0 = "
+             "50 elements: row j starts at j * N0"),
     Mutation(2, "transposed output indexing", "tl.store(z_ptr + rows[:, None] * N0 + cols[None, :]",
              "tl.store(z_ptr + cols[None, :] * N1 + rows[:, None]", "mismatch", "transposed"),
     Mutation(2, "missing row mask", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",
@@ -332,6 +339,10 @@ MUTATIONS = [
                     "pass"),)),
     Mutation(14, "one Δ for a program's rows", "delta += tl.sum(y * dy, axis=1)", "delta += tl.sum(y * dy)",
              "mismatch", "one Δ was shared by a program's B0 rows"),
+    Mutation(14, "row stride B1 instead of T", "row_start = rows.to(tl.int64) * T",
+             "row_start = rows.to(tl.int64) * B1",
+             "race", "the rows of this block lie B1 = 32 elements apart, but dx ([4, 200], row-major) has rows of "
+             "T = 200 elements: row j starts at j * T"),
     Mutation(14, "sign flipped", "y * (dy - delta[:, None])", "y * (delta[:, None] - dy)", "mismatch",
              "dx has the wrong sign"),
     Mutation(14, "masked load without other=", 'y = tl.load(y_ptr + offsets, mask=mask, other=0.0, '
@@ -638,3 +649,21 @@ def test_an_empty_graph_left_unwritten_is_not_blamed_on_the_launcher(tmp_path):
     case = next(c for c in result.cases if c.name == "empty graph")
     assert "no kernel stored into dk in this case" in case.message, report(result)
     assert "nothing to sum" in case.message and "return that tensor" not in case.message, report(result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", ["block start without * B0", "row stride N1 instead of N0",
+                                     "row stride B1 instead of T"])
+def test_blocks_that_overlap_by_a_wrong_start_or_pitch_are_not_sent_to_atomics(mistake, tmp_path):
+    """Issue 27 (the beginner study of 1-6): blocks that overlap through a start without * B0 or a wrong row pitch
+    were told "use tl.atomic_add" (puzzle 7's, and wrong here), and a case where the pitch ran past the end "mask
+    every dimension" (the mask was right). Puzzle 2's every failing case names the pitch instead."""
+    mutation = next(m for m in MUTATIONS if m.mistake == mistake)
+    puzzle = registry.find(mutation.puzzle)
+    every = mutation.puzzle == 2
+    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path, first_failure=not every)
+    failing = [c for c in result.cases if not c.passed]
+    assert failing and all("atomic" not in f"{c.message} {c.hint}" for c in failing), report(result)
+    if every:
+        assert all("row j starts at j * N0" in f"{c.message} {c.hint}" for c in failing), report(result)
+        assert {c.reason for c in failing} == {"race", "out_of_bounds"}, report(result)
