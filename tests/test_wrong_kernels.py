@@ -486,6 +486,8 @@ MUTATIONS = [
              "        tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
              "        tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
              "never_written", "never written"),
+    Mutation(18, "Δ read but never written", "    tl.store(delta_ptr + rows, delta, mask=row_ok)\n", "", "mismatch",
+             "delta is read (3.4x per element) but no kernel stored into it"),
     Mutation(18, "Δ summed over the wrong axis", "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
              "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=0)", "gpu_compile",
              "check the axis of tl.sum / tl.max (axis=1 reduces [B0, B1] to [B0])"),

@@ -253,6 +253,21 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
     return None
 
 
+def read_but_never_written(accesses, inputs, outputs) -> str | None:
+    """The hint where a kernel read a tensor that is neither an input nor an output (the launcher's own, such as Δ)
+    and no kernel ever stored into it: what was read is whatever the launcher allocated. `accesses`: the case's
+    rows of accesses (name, read, written, atomics); `inputs` and `outputs`: the spec's names. None otherwise."""
+    for row in accesses:
+        name = row["name"]
+        if name in inputs or name in outputs or row["read"] <= 0 or row["written"] or row["atomics"]:
+            continue
+        return (f"{name} is read ({row['read']:.1f}x per element) but no kernel stored into it: it is no input but "
+                "the launcher's own tensor, for one kernel to fill (every element) before another reads it, and "
+                f"unfilled it holds whatever the launcher allocated (torch.empty: anything). Check the tl.store of "
+                f"{name} in the kernel that computes it")
+    return None
+
+
 # -- every output of a case ----------------------------------------------------------------------
 
 @dataclass

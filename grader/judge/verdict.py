@@ -138,8 +138,9 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
 
     verdict = checker.check_outputs(puzzle.outputs, outs, expected, written, puzzle.tolerances, inputs64,
                                     case.blocks, puzzle.hints, ready.allowances)  # every wrong output is named
-    if verdict is not None:
-        return finish(verdict.reason, verdict.message, hint=verdict.hint, errors=verdict.errors, accesses=accesses)
+    if verdict is not None:  # a tensor read that no kernel wrote explains any wrong value: named first
+        hint = checker.read_but_never_written(accesses, inputs, puzzle.outputs) or verdict.hint
+        return finish(verdict.reason, verdict.message, hint=hint, errors=verdict.errors, accesses=accesses)
 
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and execution.inputs_after.get(name) != transfer.digest(value):
