@@ -367,12 +367,18 @@ def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "nat
 
 
 def flash_backward(inputs, delta: bool = True, scaled: int = 1, causal_mask: str = "bottom right",
-                   lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                   lse_units: str = "natural", queries_per_delta: int = 1) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                   torch.Tensor]:
     """Puzzle 17's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times scale**scaled
     (0: the scale left out; 2: applied twice, say to q and again at the end); the causal mask aligned top left or
-    ignored; lse taken for log2 units (see flash_terms)."""
+    ignored; lse taken for log2 units (see flash_terms); with queries_per_delta, one Δ shared by each group of that
+    many queries, their Δs added together (a delta kernel's tl.sum over its whole [BQ, D] block)."""
     t = flash_terms(inputs, causal_mask, lse_units)
-    ds = t.p * (t.dp - (t.delta[:, None] if delta else 0.0))
+    shared = t.delta
+    if queries_per_delta > 1:
+        group = torch.arange(shared.shape[0], device=shared.device) // queries_per_delta
+        shared = torch.zeros_like(shared).index_add_(0, group, shared)[group]
+    ds = t.p * (t.dp - (shared[:, None] if delta else 0.0))
     scale = inputs["scale"] ** scaled
     return ds @ inputs["k"] * scale, ds.T @ inputs["q"] * scale, t.p.T @ inputs["do"]
 
