@@ -8,7 +8,7 @@ PyTorch a practitioner would write (``grader/bench/settings.py``).
 
 - ``online_softmax``: the one online softmax, for puzzles 5, 6, 12 and 13, over steps of (scores, v, allowed).
 - ``one_pass_softmax`` (5), ``scalar_attention`` (6), ``tiled_attention`` (12), ``window_attention`` (13):
-  its loops, as each puzzle runs it.
+  its loops, as each puzzle runs it; ``softmax_max_in_log2_units`` (4, 5), an exp2 whose max is in other units.
 - ``coo_scatter`` (7, 8) and ``coo_attention`` (10) over COO edges, ``edge_ends`` decoding them from CSC.
 - ``softmax_backward`` (14), ``cross_entropy_backward`` (15), ``attention_backward`` (16), ``flash_backward`` (17)
   and ``bsb_backward`` (18): the backward passes in closed form, from the saved tensors as a kernel is given them.
@@ -163,6 +163,28 @@ def window_attention(inputs, blocks, bitmap: str = "rows", gather: str = "tcb_co
         steps = (_tcb_step(inputs, q[rows], t, bitmap, gather) for t in range(*window_ptr[w:w + 2]))
         out[rows] = _weighted_mean(q[rows], online_softmax(steps, **mistakes), q.shape[1])
     return out
+
+
+LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
+
+
+def softmax_max_in_log2_units(x: torch.Tensor, block: int = 0) -> torch.Tensor:
+    """Puzzles 4 and 5 in float32, as a kernel computes them with tl.exp2(x * LOG2E - m): the max m, in x's own
+    units, subtracted after x was put in log2 units (exp2((x - m) * LOG2E) is right). At the max the exponent is
+    0.44 m, which overflows once m passes 289. Without `block`, puzzle 4's passes; with it, puzzle 5's online sum
+    over blocks of that many columns, rescaled by exp2((m - m') * LOG2E) as written."""
+    x = x.to(torch.float32)
+    if not block:
+        weights = torch.exp2(x * LOG2E - x.amax(dim=1, keepdim=True))
+        return (weights / weights.sum(dim=1, keepdim=True)).to(torch.float64)
+    row_max = torch.full(x.shape[:1], -torch.inf)
+    total = torch.zeros(x.shape[:1])
+    for start in range(0, x.shape[1], block):
+        part = x[:, start:start + block]
+        new_max = torch.maximum(row_max, part.amax(dim=1))
+        total = total * torch.exp2((row_max - new_max) * LOG2E) + torch.exp2(part * LOG2E - new_max[:, None]).sum(1)
+        row_max = new_max
+    return (torch.exp2(x * LOG2E - row_max[:, None]) / total[:, None]).to(torch.float64)
 
 
 def softmax_counting_padding(x: torch.Tensor, block: int) -> torch.Tensor:

@@ -25,6 +25,7 @@ from ..mistakes import (
     padding,
     scalar_attention,
     softmax_counting_padding,
+    softmax_max_in_log2_units,
 )
 
 NOTEBOOK = "02_softmax_and_attention"
@@ -130,6 +131,15 @@ def _terms_against_the_old_max(inputs, yours, blocks) -> bool:
     return matches(yours, one_pass_softmax(x, blocks["B1"], old_max_terms=True).to(torch.float64))
 
 
+def _max_in_log2_units(inputs, yours, blocks) -> bool:
+    """Check whether the output is the softmax computed with tl.exp2(x * LOG2E - m) (puzzle 4's passes or puzzle 5's
+    online sum), in a case where that differs from the softmax: an exponent that overflowed."""
+    x = inputs["x"]
+    right = specs.softmax(x)
+    return any(matches(yours, wrong) and not matches(right, wrong)
+               for wrong in (softmax_max_in_log2_units(x), softmax_max_in_log2_units(x, blocks["B1"])))
+
+
 def _exp_base(factor: float):
     """A check whether the output is the softmax of x * factor: an exponential of the wrong base."""
     def check(inputs, yours, blocks) -> bool:
@@ -149,6 +159,11 @@ SOFTMAX_ONLINE_HINTS = (
          "this block's terms were taken against the old max (-inf at first, so the sum is inf and every output 0): "
          "once m_new = tl.maximum(m, tl.max(x, axis=1)) is known, sum exp(x - m_new) and rescale the old sum by "
          "exp(m - m_new)"),
+    Hint("max subtracted in other units", _max_in_log2_units,
+         "the max was subtracted in other units than x: in tl.exp2(x * LOG2E - m), x is in log2 units and m is not, "
+         "so the exponent at the max is 0.44 m, which overflows for m above 289 and leaves every weight 0 for m "
+         "below about -340 (and an online sum's rescale no longer matches its terms). Subtract first, then convert: "
+         "tl.exp2((x - m) * LOG2E)"),
     Hint("no max subtracted", _no_max_subtracted,
          "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m), so every "
          "weight is at most 1"),
