@@ -66,7 +66,7 @@ Step = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]  # (scores,
 def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max: bool = False,
                    zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True,
                    max_start: float | None = None, zero_weighs_nothing: bool = False,
-                   old_max_terms: bool = False) -> OnlineState:
+                   old_max_terms: bool = False, per_step_sum: str = "") -> OnlineState:
     """The online softmax, one step per block of keys, in the steps' dtype. A step is (scores [rows, keys],
     v [keys, features] or None, allowed [rows, keys] or None: which keys each row attends to).
 
@@ -76,7 +76,10 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
     attended to and, unless max_start says otherwise, the start of the max (-1e30: a finite "minus infinity"; 0:
     non-edges scored 0, in the max); zero_weighs_nothing gives every score of exactly 0 (non-edges so scored too)
     a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is; old_max_terms takes each
-    block's terms against the max from before the block (-inf at first): exp(x - m), not exp(x - m_new)."""
+    block's terms against the max from before the block (-inf at first): exp(x - m), not exp(x - m_new);
+    per_step_sum divides each step's weights by that step's own sum (normalised per tile, not once at the end), and
+    is "divided" (acc / l still divides at the end, l summing those normalised weights) or "undivided" (the output
+    is acc itself: the state's l is 1)."""
     running_max = running_sum = acc = None
     for scores, v, allowed in steps:
         if running_max is None:
@@ -93,11 +96,15 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
         weights = torch.exp(scores - (running_max if old_max_terms else base)[:, None])
         if zero_weighs_nothing:
             weights = torch.where(scores == 0, 0, weights)
+        if per_step_sum:
+            weights = weights / weights.sum(dim=1, keepdim=True)
         running_sum = (running_sum * alpha if rescale in ("both", "l", "flipped") else running_sum) \
             + weights.sum(dim=1)
         if v is not None:
             acc = (acc * alpha[:, None] if rescale in ("both", "acc", "flipped") else acc) + weights @ v
         running_max = new_max
+    if per_step_sum == "undivided" and running_sum is not None:
+        running_sum = torch.ones_like(running_sum)
     return OnlineState(running_max, running_sum, acc)
 
 

@@ -14,6 +14,7 @@ from grader.course.chapters.online_softmax_hints import (
     flipped_text,
     lost_to_a_max_of_0,
     max_took_in_0_hint,
+    per_tile_hints,
     rescale_hints,
 )
 from grader.course.puzzle import Hint, Puzzle, Tolerance
@@ -273,6 +274,7 @@ FLASH_ATTENTION_HINTS = (
                        "keys past T"),
     *rescale_hints(scalar_attention, lambda inputs, yours, candidate: matches(yours, candidate), "the running sums",
                    "the denominator d"),
+    *per_tile_hints(scalar_attention, lambda inputs, yours, candidate: matches(yours, candidate)),
 )
 
 FLASH_ATTENTION = Puzzle(

@@ -10,7 +10,7 @@ import torch
 from grader.course import graphs, specs
 from grader.course.budgets import Dots, Loads, Reads, Writes
 from grader.course.cases import Case, normal, odd_rows_negated, per_input, rows, uniform
-from grader.course.chapters.online_softmax_hints import max_took_in_0_hint, mistaken, rescale_hints
+from grader.course.chapters.online_softmax_hints import max_took_in_0_hint, mistaken, per_tile_hints, rescale_hints
 from grader.course.mistakes import keys_padded_with_zeros, near, tiled_attention, window_attention
 from grader.course.puzzle import Hint, Puzzle, Tolerance, magnitude_scale
 
@@ -158,9 +158,12 @@ ATTENTION_CASES = (
 
 
 def _padded_keys_count(inputs, yours, blocks) -> bool:
-    """Check whether the keys past T of the last block counted in the sums with a score of 0."""
-    return inputs["k"].shape[0] % blocks["BK"] != 0 and near(
-        yours, keys_padded_with_zeros(specs.attention, inputs, blocks["BK"]), _v_size(inputs))
+    """Check whether the keys past T of the last block counted in the sums with a score of 0, in a case where that
+    changes the answer beyond the 16-bit rounding of p (not where the real keys' scores dwarf a score of 0)."""
+    if inputs["k"].shape[0] % blocks["BK"] == 0:
+        return False
+    wrong = keys_padded_with_zeros(specs.attention, inputs, blocks["BK"])
+    return near(yours, wrong, _v_size(inputs)) and not near(specs.attention(**inputs), wrong, _v_size(inputs))
 
 
 ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the wrong base come close to both
@@ -172,6 +175,7 @@ ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the 
     max_took_in_0_hint(lambda inputs: inputs["q"] @ inputs["k"].T / inputs["q"].shape[-1] ** 0.5, specs.attention,
                        "keys past T"),
     *rescale_hints(tiled_attention, _close_in_16_bits, "the sums", "l"),
+    *per_tile_hints(tiled_attention, _close_in_16_bits),
 )
 
 ATTENTION = Puzzle(
@@ -291,6 +295,7 @@ SPARSE_ATTENTION_HINTS = (
     Hint("scores unscaled", _unscaled(specs.sparse_attention), _SCALE_HINT),
     *_exp_base_hints(specs.sparse_attention),
     *rescale_hints(window_attention, _close_in_16_bits, "the sums", "l"),
+    *per_tile_hints(window_attention, _close_in_16_bits),
     Hint("scores of 0 dropped", mistaken(window_attention, _close_in_16_bits, zero_is_no_edge=True),
          "edges whose score is exactly 0 were dropped: a score of 0 is a real score (here q or k is 0); tell "
          "edges from non-edges by the bitmap, never by the score's value"),
