@@ -209,6 +209,9 @@ MUTATIONS = [
     Mutation(7, "wrong row stride, right mask", "tile = edges[:, None, None] * (H * D) +",
              "tile = edges[:, None, None] * (H_PAD * D_PAD) +", "out_of_bounds",
              "v_scaled ([E, H, D] = [685, 3, 20], row-major) has its rows 60 apart"),
+    Mutation(7, "COO rows taken by destination", "tile = edges[:, None, None] * (H * D) +",
+             "tile = dst[:, None, None] * (H * D) +", "mismatch",
+             "edge e's features were read at row dst[e], its destination"),
     # puzzle 8
     Mutation(8, "forgot the epsilon", "num / (den[:, None] + 1e-6)", "num / den[:, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
@@ -240,6 +243,9 @@ MUTATIONS = [
              "tl.store(e_out_ptr + slots[:, None, None]", "mismatch", "e_out is in slot (CSC) order"),
     Mutation(10, "forgot the epsilon", "numerator / (denominator[:, None] + 1e-6)", "numerator / denominator[:, None]",
              "mismatch", "the denominator lacks its + 1e-6"),
+    Mutation(10, "e read by source node", "e = tl.load(e_ptr + edges[:, None, None]",
+             "e = tl.load(e_ptr + sources[:, None, None]", "mismatch",
+             "e was read at the row of the edge's source node (row_idx[s])"),
     # puzzle 11
     Mutation(11, "drops the last partial K step", "for k in tl.range(0, K, BK):",
              "for k in tl.range(0, K // BK * BK, BK):", "mismatch", "the last, partial step along K is missing"),
@@ -267,6 +273,13 @@ MUTATIONS = [
     Mutation(11, "descriptor with a wrong row stride", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], "
              "strides=[K, 1]", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K + 8, 1]",
              "out_of_bounds", "check the strides this tensor descriptor was made with"),
+    Mutation(11, "b described column-major", "shape=[K, N], strides=[N, 1], block_shape=[BK, BN])",
+             "shape=[N, K], strides=[K, 1], block_shape=[BN, BK])", "mismatch",
+             "b was read as if column-major (or as b^T): it is K x N and row-major",
+             also=(("b = b_desc.load([k, pid_n * BN])", "b = tl.trans(b_desc.load([pid_n * BN, k]))"),)),
+    Mutation(11, "b descriptor with strides [1, K]", "shape=[K, N], strides=[N, 1], block_shape=[BK, BN])",
+             "shape=[K, N], strides=[1, K], block_shape=[BK, BN])", "gpu_compile",
+             "Where the line makes a tensor descriptor, that error is its strides: the last must be 1"),
     # puzzle 12
     Mutation(12, "tl.exp2 without log2(e)", "* (scale * LOG2E)", "* scale", "mismatch",
              "the weights are 2^s: tl.exp2 takes scores in log2 units"),

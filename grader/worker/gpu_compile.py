@@ -322,6 +322,11 @@ BLOCK_POINTERS_REMOVED = (
     "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
     "Block pointers still work on triton 3.6.")
 
+LOST_MESSAGE = (
+    "this message of triton's stands for another error that it failed to print (formatting a run-time value). "
+    "Where the line makes a tensor descriptor, that error is its strides: the last must be 1 and the others "
+    "multiples of 16 bytes. Describe a matrix as it lies in memory, row-major (b, K x N: shape=[K, N], "
+    "strides=[N, 1]), and transpose a loaded block with tl.trans where you need it the other way")
 
 # Triton's messages whose cause is common in a learner's kernel, as (clue, advice): the compile check's, and the
 # interpreter's too (grader.worker.execute._ADVICE takes them), since either may meet the mistake first.
@@ -329,6 +334,7 @@ ADVICE_BY_CLUE = (
     ("Block pointers have been removed", BLOCK_POINTERS_REMOVED),
     ("Cannot make_shape_compatible", SHAPES_MEET),
     ("input and other must have equal reduction dimensions", DOT_SHAPES),
+    ("`_semantic` argument must be provided outside of JIT functions", LOST_MESSAGE),
 )
 
 

@@ -54,6 +54,15 @@ def _rows_at_block_offsets(inputs, yours, blocks):
     return a.shape[0] > block and near(yours, padded[rows // block + rows % block] @ w, a.abs() @ w.abs(), rtol=1e-4)
 
 
+def _b_read_column_major(inputs, yours, blocks):
+    """Check whether c is a times b's memory read as an N x K matrix transposed: a descriptor of b with shape [N, K],
+    strides [K, 1] (b taken for column-major, or for b^T), and tl.trans of its blocks."""
+    a, w = inputs["a"], inputs["b"]
+    read = w.reshape(w.shape[1], w.shape[0]).T  # b's memory as N rows of K, transposed (b^T where b is square)
+    return near(yours, a @ read, a.abs() @ read.abs(), rtol=1e-4) and not near(a @ w, a @ read, a.abs() @ w.abs(),
+                                                                              rtol=1e-4)
+
+
 def _rounded_to_16_bits(inputs, yours, blocks):
     """Check whether the errors are those of 16-bit rounding (float16 keeps 11 bits), or inf where a sum passes
     float16's 65504."""
@@ -69,6 +78,10 @@ MATMUL_HINTS = (
     Hint("rows at block offsets", _rows_at_block_offsets,
          "c's rows came from the wrong rows of a: a descriptor's offsets are in elements, not blocks: load a at "
          "[pid_m * BM, k], not [pid_m, k]"),
+    Hint("b read column-major", _b_read_column_major,
+         "b was read as if column-major (or as b^T): it is K x N and row-major, its rows N apart. Describe it as it "
+         "lies, tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN]), and load it "
+         "at [k, pid_n * BN], with no tl.trans"),
     Hint("rounded to 16 bits", _rounded_to_16_bits,
          "errors the size of 16-bit rounding, or inf past 65504: keep the accumulator float32 (acc = tl.dot(a, b, "
          "acc) with a float32 acc) and the operands 16-bit (a float32 tl.dot runs as TF32 on the GPU)"),
