@@ -256,7 +256,8 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
 def read_but_never_written(accesses, inputs, outputs) -> str | None:
     """The hint where a kernel read a tensor that is neither an input nor an output (the launcher's own, such as Δ)
     and no kernel ever stored into it: what was read is whatever the launcher allocated. `accesses`: the case's
-    rows of accesses (name, read, written, atomics); `inputs` and `outputs`: the spec's names. None otherwise."""
+    rows of accesses (name, read, written, atomics); `inputs` and `outputs`: the spec's names. None otherwise.
+    Only for puzzles whose kernels hand such tensors on (verdict._hands_on_scratch)."""
     for row in accesses:
         name = row["name"]
         if name in inputs or name in outputs or row["read"] <= 0 or row["written"] or row["atomics"]:
