@@ -106,11 +106,16 @@ def _new_max_forgets_the_old(inputs, yours, blocks) -> bool:
     return matches(yours, candidate) and not matches(unshifted.double(), candidate)
 
 
+def _unshifted(x: torch.Tensor) -> torch.Tensor:
+    """exp(x) / sum exp(x) in float32, no max subtracted: NaN or inf where exp(x) overflows."""
+    x = x.float()
+    return (torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True)).double()
+
+
 def _no_max_subtracted(inputs, yours, blocks) -> bool:
     """Check whether the output is exp(x) / sum exp(x) in float32 with no max subtracted, in a case where that
     overflows (NaN or inf)."""
-    x = inputs["x"].float()
-    unshifted = (torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True)).double()
+    unshifted = _unshifted(inputs["x"])
     return bool((~unshifted.isfinite()).any()) and matches(yours, unshifted)
 
 
@@ -132,13 +137,27 @@ def _terms_against_the_old_max(inputs, yours, blocks) -> bool:
     return matches(yours, one_pass_softmax(x, blocks["B1"], old_max_terms=True).to(torch.float64))
 
 
-def _max_in_log2_units(inputs, yours, blocks) -> bool:
-    """Check whether the output is the softmax computed with tl.exp2(x * LOG2E - m) (puzzle 4's passes or puzzle 5's
-    online sum), in a case where that differs from the softmax: an exponent that overflowed."""
+def _in_log2_units(inputs, yours, blocks) -> torch.Tensor | None:
+    """The softmax as computed with tl.exp2(x * LOG2E - m) (puzzle 4's passes or puzzle 5's online sum) that yours
+    is, where it differs from the softmax; else None."""
     x = inputs["x"]
     right = specs.softmax(x)
-    return any(matches(yours, wrong) and not matches(right, wrong)
-               for wrong in (softmax_max_in_log2_units(x), softmax_max_in_log2_units(x, blocks["B1"])))
+    return next((wrong for wrong in (softmax_max_in_log2_units(x), softmax_max_in_log2_units(x, blocks["B1"]))
+                 if matches(yours, wrong) and not matches(right, wrong)), None)
+
+
+def _max_in_log2_units(inputs, yours, blocks) -> bool:
+    """Check whether the output is the softmax computed with tl.exp2(x * LOG2E - m), in a case where that differs
+    from the softmax and from one with no max subtracted."""
+    wrong = _in_log2_units(inputs, yours, blocks)
+    return wrong is not None and not matches(_unshifted(inputs["x"]), wrong)
+
+
+def _overflow_either_way(inputs, yours, blocks) -> bool:
+    """Check whether the output is both what no max subtracted gives and what tl.exp2(x * LOG2E - m) gives: a case
+    (one value far above the rest) where the two overflow alike."""
+    wrong = _in_log2_units(inputs, yours, blocks)
+    return wrong is not None and _no_max_subtracted(inputs, yours, blocks)
 
 
 def _exp_base(factor: float):
@@ -165,6 +184,10 @@ SOFTMAX_ONLINE_HINTS = (
          "so the exponent at the max is 0.44 m, which overflows for m above 289 and leaves every weight 0 for m "
          "below about -340 (and an online sum's rescale no longer matches its terms). Subtract first, then convert: "
          "tl.exp2((x - m) * LOG2E)"),
+    Hint("overflow: no max, or the max in other units", _overflow_either_way,
+         "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m); or, if you "
+         "did, the max was subtracted in other units than x: tl.exp2(x * LOG2E - m) is 0.44 m at the max. Subtract "
+         "first, then convert: tl.exp2((x - m) * LOG2E)"),
     Hint("no max subtracted", _no_max_subtracted,
          "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m), so every "
          "weight is at most 1"),
