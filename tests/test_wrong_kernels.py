@@ -39,6 +39,9 @@ MUTATIONS = [
              "1 of 9 unmasked lanes outside it (offsets 200; valid 0..199)"),
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "race", "stored the very same elements of z (from z[0] on): every program works on the same block"),
+    Mutation(1, "block size baked into the kernel", "offsets = pid * B0 + tl.arange(0, B0)",
+             "offsets = pid * 32 + tl.arange(0, 32)", "never_written",
+             "each program wrote 32 elements where its block is B0 = 128: a block size is written into the kernel"),
     Mutation(1, "block start without * B0", "offsets = pid * B0 + tl.arange(0, B0)", "offsets = pid + tl.arange(0, B0)",
              "race", "starts at z[1], 1 element after program (0, 0, 0)'s (at z[0]), and it is 32 elements wide: the "
              "blocks overlap"),
