@@ -152,10 +152,11 @@ def _elements_per_program(unwritten, blocks) -> int:
 
 
 def _per_program_text(each: int, blocks) -> str:
-    if each == 1:
+    """The hint for an output written at `each` elements per program (_elements_per_program; 0: no such pattern)."""
+    if each <= 1:
         return ("each program wrote one element: a program owns a block of B0, offsets = tl.program_id(0) * B0 + "
                 "tl.arange(0, B0), with every value of the program a [B0] block (one lane per element)")
-    return (f"each program wrote {each} elements where its block is B0 = {blocks['B0']}: a block size is written "
+    return (f"each program wrote {each} elements where its block is B0 = {blocks.get('B0')}: a block size is written "
             f"into the kernel as a number ({each}). Take it from the B0 parameter, tl.arange(0, B0), which the "
             "launcher sets for each case")
 
