@@ -86,6 +86,22 @@ def test_what_the_graded_code_prints_is_quoted_so_it_cannot_pass_for_the_report(
     assert "\x1b" not in quoted
 
 
+def test_long_printed_output_is_kept_whole_in_a_file_the_report_names(tmp_path):
+    """Issue 27 (--map): tl.device_print's lines were cut at 40 with "(258 more lines)" and no way to see them: the
+    whole of it goes to a file beside the progress cache, and the last quoted line names it."""
+    keep = tmp_path / "printed.txt"
+    quoted = processes.quoted_output("".join(f"pid 0 x: {i}\n" for i in range(298)), str(keep))
+    assert quoted.splitlines()[-1].startswith("  | ... (258 more lines; all 298 are in printed.txt; or print less")
+    assert keep.read_text().splitlines() == [f"pid 0 x: {i}" for i in range(298)]
+    short = processes.quoted_output("one\ntwo\n", str(tmp_path / "short.txt"))
+    assert "more line" not in short and not (tmp_path / "short.txt").exists()
+
+
+def test_the_printed_file_sits_beside_the_progress_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRADER_RESULTS", str(tmp_path / "results.json"))
+    assert processes.printed_file() == str(tmp_path / "printed.txt")
+
+
 @pytest.mark.slow
 def test_a_worker_that_waits_is_given_wall_time_and_one_that_computes_is_stopped_by_cpu_time(tmp_path, monkeypatch):
     """The limit counts CPU seconds: waiting 5 s (no CPU) under a 2 + 1 s limit is no timeout, as a loaded machine

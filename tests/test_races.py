@@ -104,10 +104,14 @@ def test_two_programs_storing_one_element_race_even_with_the_same_bytes(same):
 
 @pytest.mark.puzzle1
 def test_a_last_tile_shifted_back_over_its_neighbour_is_a_race():
-    """Two programs storing the same values into the overlap: the work is done twice; the message says why."""
-    case = _race(grade_file(1, KERNELS / "wrong" / "p01_overlapping_last_tile.py", first_failure=True))
+    """Two programs storing the same values into the overlap: the work is done twice; the message says why, where
+    the blocks start, and no atomic (an atomic_add of the same values would add them twice)."""
+    case = failed_case(grade_file(1, KERNELS / "wrong" / "p01_overlapping_last_tile.py", first_failure=True))
+    assert case.reason == "race", case.message
     assert "the same value: each output element is written by one program" in case.message, case.message
+    assert "block starts at z[168], 8 elements after program (5, 0, 0)'s (at z[160])" in case.message, case.message
     assert "mask the lanes past the end instead of shifting the block back" in case.message, case.message
+    assert "atomic" not in case.message, case.message
 
 
 def test_atomics_are_exempt():

@@ -39,6 +39,12 @@ MUTATIONS = [
              "1 of 9 unmasked lanes outside it (offsets 200; valid 0..199)"),
     Mutation(1, "writes only the first block", "pid = tl.program_id(0)", "pid = tl.program_id(0) * 0",
              "race", "stored the very same elements of z (from z[0] on): every program works on the same block"),
+    Mutation(1, "block size baked into the kernel", "offsets = pid * B0 + tl.arange(0, B0)",
+             "offsets = pid * 32 + tl.arange(0, 32)", "never_written",
+             "each program wrote 32 elements where its block is B0 = 128: a block size is written into the kernel"),
+    Mutation(1, "block start without * B0", "offsets = pid * B0 + tl.arange(0, B0)", "offsets = pid + tl.arange(0, B0)",
+             "race", "starts at z[1], 1 element after program (0, 0, 0)'s (at z[0]), and it is 32 elements wide: the "
+             "blocks overlap"),
     Mutation(1, "stores into an input", "tl.store(z_ptr + offsets", "tl.store(x_ptr + offsets", "bad_output",
              "no kernel stored into z in this case (they stored into x only)"),
     Mutation(1, "writes into an input as well", "tl.store(z_ptr + offsets, x + y, mask=mask)",
@@ -82,6 +88,10 @@ MUTATIONS = [
              "tl.store(z_ptr + rows[:, None] * (N0 + 1) + cols[None, :]", "out_of_bounds",
              "neighbouring lanes of this block are 51 elements apart, but z ([N1, N0] = [40, 50], row-major) has "
              "its rows 50 apart"),
+    Mutation(2, "row stride N1 instead of N0", "tl.store(z_ptr + rows[:, None] * N0",
+             "tl.store(z_ptr + rows[:, None] * N1",
+             "race", "the rows of this block lie N1 = 40 elements apart, but z ([40, 50], row-major) has rows of N0 = "
+             "50 elements: row j starts at j * N0"),
     Mutation(2, "transposed output indexing", "tl.store(z_ptr + rows[:, None] * N0 + cols[None, :]",
              "tl.store(z_ptr + cols[None, :] * N1 + rows[:, None]", "mismatch", "transposed"),
     Mutation(2, "missing row mask", "mask = (rows[:, None] < N1) & (cols[None, :] < N0)",
@@ -119,6 +129,15 @@ MUTATIONS = [
              "the weights are 2^(x - m): tl.exp2 takes its argument in log2 units", count=-1),
     Mutation(4, "no max subtraction", "(x - m) * LOG2E", "x * LOG2E", "mismatch",
              "exp(x) overflowed float32 (above x = 88): subtract the row's max", count=-1),
+    Mutation(4, "max subtracted after the log2 scaling", "(x - m) * LOG2E", "x * LOG2E - m", "mismatch",
+             "the max was subtracted in other units than x", count=-1),
+    Mutation(5, "max subtracted after the log2 scaling", "tl.exp2((x - new_max[:, None]) * LOG2E)",
+             "tl.exp2(x * LOG2E - new_max[:, None])", "mismatch",
+             "the max was subtracted in other units than x",
+             also=(("tl.exp2((x - row_max[:, None]) * LOG2E)", "tl.exp2(x * LOG2E - row_max[:, None])"),)),
+    Mutation(4, "rows B1 apart", "rows[:, None] * T + cols[None, :]", "rows[:, None] * B1 + cols[None, :]", "race",
+             "the rows of this block lie B1 = 32 elements apart, but z ([4, 200], row-major) has rows of T = 200 "
+             "elements", count=-1),
     Mutation(4, "padded lanes counted in the sum",
              'other=float("-inf"),\n                    eviction_policy="evict_last")\n        denominator',
              'other=0.0,\n                    eviction_policy="evict_last")\n        denominator', "mismatch",
@@ -174,6 +193,12 @@ MUTATIONS = [
              "new_max = running_max * 0.0", "mismatch", "NaN or inf"),
     Mutation(6, "only the denominator rescaled", "acc = acc * alpha +", "acc = acc +", "mismatch",
              "the denominator d is, acc is not"),
+    Mutation(6, "weights normalised per tile", "        weights = tl.exp2(scores - new_max[None, :])\n",
+             "        weights = tl.exp2(scores - new_max[None, :])\n"
+             "        weights = weights / tl.sum(weights, axis=0)[None, :]\n", "mismatch",
+             "each tile's weights were divided by that tile's own sum",
+             also=(("tl.store(z_ptr + queries, acc / denominator",
+                    "tl.store(z_ptr + queries, acc + 0 * denominator"),)),
     Mutation(6, "one query per program", "queries = tl.program_id(0) * B0 + tl.arange(0, B0)",
              "queries = tl.program_id(0) + tl.zeros([B0], dtype=tl.int32)", "never_written",
              "each program wrote one element: a program owns a block of B0"),
@@ -187,6 +212,9 @@ MUTATIONS = [
     Mutation(7, "wrong row stride, right mask", "tile = edges[:, None, None] * (H * D) +",
              "tile = edges[:, None, None] * (H_PAD * D_PAD) +", "out_of_bounds",
              "v_scaled ([E, H, D] = [685, 3, 20], row-major) has its rows 60 apart"),
+    Mutation(7, "COO rows taken by destination", "tile = edges[:, None, None] * (H * D) +",
+             "tile = dst[:, None, None] * (H * D) +", "mismatch",
+             "edge e's features were read at row dst[e], its destination"),
     # puzzle 8
     Mutation(8, "forgot the epsilon", "num / (den[:, None] + 1e-6)", "num / den[:, None]", "mismatch",
              "the denominator lacks its + 1e-6"),
@@ -218,6 +246,9 @@ MUTATIONS = [
              "tl.store(e_out_ptr + slots[:, None, None]", "mismatch", "e_out is in slot (CSC) order"),
     Mutation(10, "forgot the epsilon", "numerator / (denominator[:, None] + 1e-6)", "numerator / denominator[:, None]",
              "mismatch", "the denominator lacks its + 1e-6"),
+    Mutation(10, "e read by source node", "e = tl.load(e_ptr + edges[:, None, None]",
+             "e = tl.load(e_ptr + sources[:, None, None]", "mismatch",
+             "e was read at the row of the edge's source node (row_idx[s])"),
     # puzzle 11
     Mutation(11, "drops the last partial K step", "for k in tl.range(0, K, BK):",
              "for k in tl.range(0, K // BK * BK, BK):", "mismatch", "the last, partial step along K is missing"),
@@ -244,6 +275,13 @@ MUTATIONS = [
     Mutation(11, "descriptor with a wrong row stride", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], "
              "strides=[K, 1]", "a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K + 8, 1]",
              "out_of_bounds", "check the strides this tensor descriptor was made with"),
+    Mutation(11, "b described column-major", "shape=[K, N], strides=[N, 1], block_shape=[BK, BN])",
+             "shape=[N, K], strides=[K, 1], block_shape=[BN, BK])", "mismatch",
+             "b was read as if column-major (or as b^T): it is K x N and row-major",
+             also=(("b = b_desc.load([k, pid_n * BN])", "b = tl.trans(b_desc.load([pid_n * BN, k]))"),)),
+    Mutation(11, "b descriptor with strides [1, K]", "shape=[K, N], strides=[N, 1], block_shape=[BK, BN])",
+             "shape=[K, N], strides=[1, K], block_shape=[BK, BN])", "gpu_compile",
+             "Where the line makes a tensor descriptor, that error is its strides: the last must be 1"),
     # puzzle 12
     Mutation(12, "tl.exp2 without log2(e)", "* (scale * LOG2E)", "* scale", "mismatch",
              "the weights are 2^s: tl.exp2 takes scores in log2 units"),
@@ -254,6 +292,14 @@ MUTATIONS = [
              "acc = tl.dot(p.to(v.dtype), v, acc)", "mismatch", "multiply l and acc by exp(m - m')"),
     Mutation(12, "p left float32 in the second dot", "acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])",
              "acc = tl.dot(p, v, acc * alpha[:, None])", "gpu_compile", "cast one, e.g. tl.dot(p.to(v.dtype), v)"),
+    Mutation(12, "weights normalised per tile", "        p = tl.exp2(scores - new_max[:, None])\n",
+             "        p = tl.exp2(scores - new_max[:, None])\n        p = p / tl.sum(p, axis=1)[:, None]\n", "mismatch",
+             "each tile's weights were divided by that tile's own sum"),
+    Mutation(12, "weights normalised per tile, no division at the end",
+             "        p = tl.exp2(scores - new_max[:, None])\n",
+             "        p = tl.exp2(scores - new_max[:, None])\n        p = p / tl.sum(p, axis=1)[:, None]\n", "mismatch",
+             "each tile's weights were divided by that tile's own sum",
+             also=(("acc / total[:, None], mask=query_ok", "acc, mask=query_ok"),)),
     Mutation(12, "scale missing", "* (scale * LOG2E)", "* LOG2E", "mismatch", "the scores miss the 1 / sqrt(D) scale"),
     Mutation(12, "padded keys score 0", 'scores = tl.where(key_ok[None, :], scores, float("-inf"))\n        new_max',
              "new_max", "mismatch", "keys past T count in the sums"),
@@ -340,6 +386,10 @@ MUTATIONS = [
                     "pass"),)),
     Mutation(14, "one Δ for a program's rows", "delta += tl.sum(y * dy, axis=1)", "delta += tl.sum(y * dy)",
              "mismatch", "one Δ was shared by a program's B0 rows"),
+    Mutation(14, "row stride B1 instead of T", "row_start = rows.to(tl.int64) * T",
+             "row_start = rows.to(tl.int64) * B1",
+             "race", "the rows of this block lie B1 = 32 elements apart, but dx ([4, 200], row-major) has rows of "
+             "T = 200 elements: row j starts at j * T"),
     Mutation(14, "sign flipped", "y * (dy - delta[:, None])", "y * (delta[:, None] - dy)", "mismatch",
              "dx has the wrong sign"),
     Mutation(14, "masked load without other=", 'y = tl.load(y_ptr + offsets, mask=mask, other=0.0, '
@@ -423,6 +473,9 @@ MUTATIONS = [
     Mutation(17, "dq summed by float16 dots", "dq = tl.dot(ds.to(k.dtype), k, dq)",
              "dq += tl.dot(ds.to(k.dtype), k, out_dtype=tl.float16)", "error",
              "tl.dot sums its products in float16"),
+    Mutation(17, "one Δ per program", "tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1), mask=query_ok)",
+             "tl.sum(o.to(tl.float32) * do.to(tl.float32)), mask=query_ok)", "mismatch",
+             "one Δ was shared by a program's BQ queries"),
     Mutation(17, "Δ left out of the key walk", "ds = p * (dp - delta[:, None])", "ds = p * dp", "mismatch",
              "ds misses Δ"),
     Mutation(17, "scale left out of dk", "dk * scale, mask", "dk, mask", "mismatch", "dq and dk lack the scale"),
@@ -489,6 +542,8 @@ MUTATIONS = [
              "        tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
              "        tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
              "never_written", "never written"),
+    Mutation(18, "Δ read but never written", "    tl.store(delta_ptr + rows, delta, mask=row_ok)\n", "", "mismatch",
+             "delta is read (3.4x per element) but no kernel stored into it"),
     Mutation(18, "Δ summed over the wrong axis", "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
              "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=0)", "gpu_compile",
              "check the axis of tl.sum / tl.max (axis=1 reduces [B0, B1] to [B0])"),
@@ -635,3 +690,21 @@ def test_an_empty_graph_left_unwritten_is_not_blamed_on_the_launcher(tmp_path):
     case = next(c for c in result.cases if c.name == "empty graph")
     assert "no kernel stored into dk in this case" in case.message, report(result)
     assert "nothing to sum" in case.message and "return that tensor" not in case.message, report(result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", ["block start without * B0", "row stride N1 instead of N0",
+                                     "row stride B1 instead of T"])
+def test_blocks_that_overlap_by_a_wrong_start_or_pitch_are_not_sent_to_atomics(mistake, tmp_path):
+    """Issue 27 (the beginner study of 1-6): blocks that overlap through a start without * B0 or a wrong row pitch
+    were told "use tl.atomic_add" (puzzle 7's, and wrong here), and a case where the pitch ran past the end "mask
+    every dimension" (the mask was right). Puzzle 2's every failing case names the pitch instead."""
+    mutation = next(m for m in MUTATIONS if m.mistake == mistake)
+    puzzle = registry.find(mutation.puzzle)
+    every = mutation.puzzle == 2
+    result = grade_text(puzzle, mutation.apply(lesson_text(puzzle)), tmp_path, first_failure=not every)
+    failing = [c for c in result.cases if not c.passed]
+    assert failing and all("atomic" not in f"{c.message} {c.hint}" for c in failing), report(result)
+    if every:
+        assert all("row j starts at j * N0" in f"{c.message} {c.hint}" for c in failing), report(result)
+        assert {c.reason for c in failing} == {"race", "out_of_bounds"}, report(result)

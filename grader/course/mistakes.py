@@ -8,7 +8,7 @@ PyTorch a practitioner would write (``grader/bench/settings.py``).
 
 - ``online_softmax``: the one online softmax, for puzzles 5, 6, 12 and 13, over steps of (scores, v, allowed).
 - ``one_pass_softmax`` (5), ``scalar_attention`` (6), ``tiled_attention`` (12), ``window_attention`` (13):
-  its loops, as each puzzle runs it.
+  its loops, as each puzzle runs it; ``softmax_max_in_log2_units`` (4, 5), an exp2 whose max is in other units.
 - ``coo_scatter`` (7, 8) and ``coo_attention`` (10) over COO edges, ``edge_ends`` decoding them from CSC.
 - ``softmax_backward`` (14), ``cross_entropy_backward`` (15), ``attention_backward`` (16), ``flash_backward`` (17)
   and ``bsb_backward`` (18): the backward passes in closed form, from the saved tensors as a kernel is given them.
@@ -66,7 +66,7 @@ Step = tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]  # (scores,
 def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max: bool = False,
                    zero_is_no_edge: bool = False, no_edge: float = -torch.inf, stand_in: bool = True,
                    max_start: float | None = None, zero_weighs_nothing: bool = False,
-                   old_max_terms: bool = False) -> OnlineState:
+                   old_max_terms: bool = False, per_step_sum: str = "") -> OnlineState:
     """The online softmax, one step per block of keys, in the steps' dtype. A step is (scores [rows, keys],
     v [keys, features] or None, allowed [rows, keys] or None: which keys each row attends to).
 
@@ -76,7 +76,10 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
     attended to and, unless max_start says otherwise, the start of the max (-1e30: a finite "minus infinity"; 0:
     non-edges scored 0, in the max); zero_weighs_nothing gives every score of exactly 0 (non-edges so scored too)
     a weight of 0 after the max; without stand_in, a max of -inf is subtracted as it is; old_max_terms takes each
-    block's terms against the max from before the block (-inf at first): exp(x - m), not exp(x - m_new)."""
+    block's terms against the max from before the block (-inf at first): exp(x - m), not exp(x - m_new);
+    per_step_sum divides each step's weights by that step's own sum (normalised per tile, not once at the end), and
+    is "divided" (acc / l still divides at the end, l summing those normalised weights) or "undivided" (the output
+    is acc itself: the state's l is 1)."""
     running_max = running_sum = acc = None
     for scores, v, allowed in steps:
         if running_max is None:
@@ -93,11 +96,15 @@ def online_softmax(steps: Iterable[Step], rescale: str = "both", forget_old_max:
         weights = torch.exp(scores - (running_max if old_max_terms else base)[:, None])
         if zero_weighs_nothing:
             weights = torch.where(scores == 0, 0, weights)
+        if per_step_sum:
+            weights = weights / weights.sum(dim=1, keepdim=True)
         running_sum = (running_sum * alpha if rescale in ("both", "l", "flipped") else running_sum) \
             + weights.sum(dim=1)
         if v is not None:
             acc = (acc * alpha[:, None] if rescale in ("both", "acc", "flipped") else acc) + weights @ v
         running_max = new_max
+    if per_step_sum == "undivided" and running_sum is not None:
+        running_sum = torch.ones_like(running_sum)
     return OnlineState(running_max, running_sum, acc)
 
 
@@ -163,6 +170,28 @@ def window_attention(inputs, blocks, bitmap: str = "rows", gather: str = "tcb_co
         steps = (_tcb_step(inputs, q[rows], t, bitmap, gather) for t in range(*window_ptr[w:w + 2]))
         out[rows] = _weighted_mean(q[rows], online_softmax(steps, **mistakes), q.shape[1])
     return out
+
+
+LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e))
+
+
+def softmax_max_in_log2_units(x: torch.Tensor, block: int = 0) -> torch.Tensor:
+    """Puzzles 4 and 5 in float32, as a kernel computes them with tl.exp2(x * LOG2E - m): the max m, in x's own
+    units, subtracted after x was put in log2 units (exp2((x - m) * LOG2E) is right). At the max the exponent is
+    0.44 m, which overflows once m passes 289. Without `block`, puzzle 4's passes; with it, puzzle 5's online sum
+    over blocks of that many columns, rescaled by exp2((m - m') * LOG2E) as written."""
+    x = x.to(torch.float32)
+    if not block:
+        weights = torch.exp2(x * LOG2E - x.amax(dim=1, keepdim=True))
+        return (weights / weights.sum(dim=1, keepdim=True)).to(torch.float64)
+    row_max = torch.full(x.shape[:1], -torch.inf)
+    total = torch.zeros(x.shape[:1])
+    for start in range(0, x.shape[1], block):
+        part = x[:, start:start + block]
+        new_max = torch.maximum(row_max, part.amax(dim=1))
+        total = total * torch.exp2((row_max - new_max) * LOG2E) + torch.exp2(part * LOG2E - new_max[:, None]).sum(1)
+        row_max = new_max
+    return (torch.exp2(x * LOG2E - row_max[:, None]) / total[:, None]).to(torch.float64)
 
 
 def softmax_counting_padding(x: torch.Tensor, block: int) -> torch.Tensor:
@@ -367,12 +396,18 @@ def flash_terms(inputs, causal_mask: str = "bottom right", lse_units: str = "nat
 
 
 def flash_backward(inputs, delta: bool = True, scaled: int = 1, causal_mask: str = "bottom right",
-                   lse_units: str = "natural") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                   lse_units: str = "natural", queries_per_delta: int = 1) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                   torch.Tensor]:
     """Puzzle 17's (dq, dk, dv) in closed form, with a common mistake: Δ left out of ds; dq and dk times scale**scaled
     (0: the scale left out; 2: applied twice, say to q and again at the end); the causal mask aligned top left or
-    ignored; lse taken for log2 units (see flash_terms)."""
+    ignored; lse taken for log2 units (see flash_terms); with queries_per_delta, one Δ shared by each group of that
+    many queries, their Δs added together (a delta kernel's tl.sum over its whole [BQ, D] block)."""
     t = flash_terms(inputs, causal_mask, lse_units)
-    ds = t.p * (t.dp - (t.delta[:, None] if delta else 0.0))
+    shared = t.delta
+    if queries_per_delta > 1:
+        group = torch.arange(shared.shape[0], device=shared.device) // queries_per_delta
+        shared = torch.zeros_like(shared).index_add_(0, group, shared)[group]
+    ds = t.p * (t.dp - (shared[:, None] if delta else 0.0))
     scale = inputs["scale"] ** scaled
     return ds @ inputs["k"] * scale, ds.T @ inputs["q"] * scale, t.p.T @ inputs["do"]
 

@@ -133,17 +133,32 @@ def _first_rows_only(bad, blocks):
     return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
 
 
-def _one_element_per_program(unwritten, blocks) -> bool:
-    """A 1-D output written at one element per program and nowhere else: the first of each block of B0
-    (offsets pid * B0 without tl.arange), or the first cdiv(n, B0) elements (offsets pid alone)."""
+def _elements_per_program(unwritten, blocks) -> int:
+    """For a 1-D output of B0-element blocks written at k < B0 elements per program and nowhere else, k (else 0):
+    the first k of each block of B0 (offsets pid * B0 + tl.arange(0, k)), or the first k * cdiv(n, B0) elements
+    (offsets pid * k + tl.arange(0, k)). k = 1: no tl.arange at all; k a number: a block size written into the
+    kernel where the launcher's B0 was meant."""
     block = blocks.get("B0")
     if not block or block < 2 or unwritten.dim() != 1 or unwritten.numel() <= block:
-        return False
-    written = ~unwritten
-    firsts, leading = torch.zeros_like(written), torch.zeros_like(written)
-    firsts[::block] = True
-    leading[:-(-written.numel() // block)] = True
-    return bool((written == firsts).all()) or bool((written == leading).all())
+        return 0
+    written, programs = ~unwritten, -(-unwritten.numel() // block)
+    each = int(written.sum()) // programs
+    if not 1 <= each < block:
+        return 0
+    index = torch.arange(written.numel())
+    if bool((written == (index % block < each)).all()) or bool((written == (index < each * programs)).all()):
+        return each
+    return 0
+
+
+def _per_program_text(each: int, blocks) -> str:
+    """The hint for an output written at `each` elements per program (_elements_per_program; 0: no such pattern)."""
+    if each <= 1:
+        return ("each program wrote one element: a program owns a block of B0, offsets = tl.program_id(0) * B0 + "
+                "tl.arange(0, B0), with every value of the program a [B0] block (one lane per element)")
+    return (f"each program wrote {each} elements where its block is B0 = {blocks.get('B0')}: a block size is written "
+            f"into the kernel as a number ({each}). Take it from the B0 parameter, tl.arange(0, B0), which the "
+            "launcher sets for each case")
 
 
 def _undefined(yours: torch.Tensor, bad: torch.Tensor) -> bool:
@@ -205,8 +220,9 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
     nonfinite = ~torch.isfinite(yours64) & torch.isfinite(expected) & diagnosis.bad
     try:
         sixteen = _rounded_to_16_bits(yours, expected, diagnosis.bad)
+        per_program = _elements_per_program(diagnosis.unwritten, blocks)
     except Exception:  # no guess, no crash
-        sixteen = ""
+        sixteen, per_program = "", 0
     detectors = [(lambda: _undefined(yours, diagnosis.bad),
                   "NaN from an undefined lane: a masked load without other= fed this output. Its masked-off lanes "
                   "are undefined (the grader fills them with NaN; a GPU leaves whatever was there), and even a "
@@ -215,9 +231,7 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
         (lambda: bool(nonfinite.any()),
          "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
          "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),
-        (lambda: _one_element_per_program(diagnosis.unwritten, blocks),
-         "each program wrote one element: a program owns a block of B0, offsets = tl.program_id(0) * B0 + "
-         "tl.arange(0, B0), with every value of the program a [B0] block (one lane per element)"),
+        (lambda: bool(per_program), _per_program_text(per_program, blocks)),
         (lambda: _transposed(yours64, expected, allowed),
          "your output holds the answer transposed: element [j, i] lives at j * N0 + i"),
         (lambda: _last_block_only(bad, blocks),
@@ -250,6 +264,22 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
                 return text
         except Exception:  # a hint is a guess; a guess that cannot be made is no hint, never a crash
             continue
+    return None
+
+
+def read_but_never_written(accesses, inputs, outputs) -> str | None:
+    """The hint where a kernel read a tensor that is neither an input nor an output (the launcher's own, such as Δ)
+    and no kernel ever stored into it: what was read is whatever the launcher allocated. `accesses`: the case's
+    rows of accesses (name, read, written, atomics); `inputs` and `outputs`: the spec's names. None otherwise.
+    Only for puzzles whose kernels hand such tensors on (verdict._hands_on_scratch)."""
+    for row in accesses:
+        name = row["name"]
+        if name in inputs or name in outputs or row["read"] <= 0 or row["written"] or row["atomics"]:
+            continue
+        return (f"{name} is read ({row['read']:.1f}x per element) but no kernel stored into it: it is no input but "
+                "the launcher's own tensor, for one kernel to fill (every element) before another reads it, and "
+                f"unfilled it holds whatever the launcher allocated (torch.empty: anything). Check the tl.store of "
+                f"{name} in the kernel that computes it")
     return None
 
 

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-from grader.paths import ROOT
+from grader.paths import ROOT, shown
 from grader.protocol import Malformed, die_with_parent
 from grader.safe_output import clean_text
 
@@ -35,6 +35,7 @@ POLL = 0.2  # seconds between checks that the worker is still alive (a forked ch
 MAX_EVENT_BYTES = 1 << 30  # one event line; far above any case's outputs
 PRINTED_BYTES = 20_000  # of what the learner's code printed, shown after the worker ends
 PRINTED_LINES = 40
+PRINTED_KEPT_BYTES = 10_000_000  # all of it, written to printed_file() when the report shows only its start
 _PR_SET_CHILD_SUBREAPER = 36
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -399,10 +400,10 @@ class Worker:
         self.selector.close()
         os.close(self.fd)
         self.printed.seek(0)
-        printed = self.printed.read(PRINTED_BYTES).decode("utf-8", "replace")
+        printed = self.printed.read(PRINTED_KEPT_BYTES).decode("utf-8", "replace")
         self.printed.close()
         if printed.strip():
-            sys.stderr.write(quoted_output(printed))
+            sys.stderr.write(quoted_output(printed, printed_file()))
             sys.stderr.flush()
         shutil.rmtree(self.workdir, ignore_errors=True)
         return code
@@ -436,14 +437,42 @@ class LineBuffer:
         return line
 
 
-def quoted_output(printed: str) -> str:
+def printed_file() -> str:
+    """Where the whole of what the grading process printed is kept when the report shows only its start: beside
+    the learner's progress (GRADER_RESULTS, as grader.show.progress reads it), in .grader/ by default."""
+    results = os.environ.get("GRADER_RESULTS") or os.path.join(ROOT, ".grader", "results.json")
+    return os.path.join(os.path.dirname(results), "printed.txt")
+
+
+def quoted_output(printed: str, keep: str | None = None) -> str:
     """What the grading process printed (the graded code's prints, and the process's own last words), cleaned of
     escapes and each line quoted ("  | "), so that no line of it can pass for a line of the report (a forged
-    "★ Solved")."""
-    lines = clean_text(printed, limit=PRINTED_BYTES).splitlines()
-    shown = lines[:PRINTED_LINES]
-    more = [f"  | ... ({len(lines) - len(shown)} more lines)"] if len(lines) > len(shown) else []
-    return "\n".join(["printed in the grading process:", *(f"  | {line}" for line in shown), *more]) + "\n"
+    "★ Solved"): its first PRINTED_LINES lines. Where there is more, and `keep` names a file, the whole of it
+    (cleaned) is written there, and the last line says so."""
+    text = clean_text(printed, limit=PRINTED_KEPT_BYTES)
+    lines = text.splitlines()
+    first = clean_text("\n".join(lines[:PRINTED_LINES]), limit=PRINTED_BYTES).splitlines()
+    more = []
+    if len(lines) > len(first) or len(text) > PRINTED_BYTES:
+        left = len(lines) - len(first)
+        rest = f"{left} more line{'s' * (left != 1)}" if left else "the rest of a long line"
+        more = [f"  | ... ({rest}{_kept(text, keep)}; or print less: from one program, under "
+                "`if tl.program_id(0) == 0:`)"]
+    return "\n".join(["printed in the grading process:", *(f"  | {line}" for line in first), *more]) + "\n"
+
+
+def _kept(text: str, keep: str | None) -> str:
+    """Write all of `text` to the file `keep`: '; all N are in FILE' as the report says it, or '' when there is no
+    such file (none asked for, or it cannot be written)."""
+    if keep is None:
+        return ""
+    try:
+        os.makedirs(os.path.dirname(keep) or ".", exist_ok=True)
+        with open(keep, "w", encoding="utf-8") as file:
+            file.write(text if text.endswith("\n") else text + "\n")
+    except OSError:
+        return ""
+    return f"; all {len(text.splitlines())} are in {shown(keep)}"
 
 
 class Limit:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from grader import coach, safe_output, transfer
+from grader.course.budgets import Scratch
 from grader.course.cases import Case, make_inputs, reference, spec_outputs
 from grader.course.puzzle import skip_reason
 from grader.course.registry import BY_NUMBER, Puzzle
@@ -138,8 +139,10 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
 
     verdict = checker.check_outputs(puzzle.outputs, outs, expected, written, puzzle.tolerances, inputs64,
                                     case.blocks, puzzle.hints, ready.allowances)  # every wrong output is named
-    if verdict is not None:
-        return finish(verdict.reason, verdict.message, hint=verdict.hint, errors=verdict.errors, accesses=accesses)
+    if verdict is not None:  # a scratch tensor read that no kernel wrote explains any wrong value: named first
+        hint = (_hands_on_scratch(puzzle) and checker.read_but_never_written(accesses, inputs, puzzle.outputs)) \
+            or verdict.hint
+        return finish(verdict.reason, verdict.message, hint=hint, errors=verdict.errors, accesses=accesses)
 
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and execution.inputs_after.get(name) != transfer.digest(value):
@@ -150,6 +153,13 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
     if late is not None:
         return finish(late.reason, late.message, hint=late.hint, accesses=late.accesses)
     return finish("passed", accesses=accesses)
+
+
+def _hands_on_scratch(puzzle: Puzzle) -> bool:
+    """Whether the puzzle's kernels leave a tensor for each other (a Scratch budget: Δ in 17 and 18), so that a
+    tensor that is neither an input nor an output is one a kernel must fill before another reads it. Elsewhere a
+    launcher may fill one with PyTorch (puzzle 15's count of rows), which no kernel writes."""
+    return any(isinstance(budget, Scratch) for budget in puzzle.budgets)
 
 
 # -- a whole puzzle -------------------------------------------------------------------------------

@@ -94,4 +94,6 @@ def _wrong_stride(violation, dims: tuple[str, ...], sizes: dict, descriptor: boo
                    "the offsets still run past the end)")
             return (f"neighbouring lanes of this block are {step} elements apart, but {region.label} ({layout}, "
                     f"row-major) has its rows {fits[0]} apart: {fix}")
-    return None
+    # a distance that is a multiple of the row length, but not the row length (j * N1 where the rows are N0 = 1 long)
+    return f"{violation.pitch} (the mask can be right and the offsets still run past the end)" if violation.pitch \
+        else None

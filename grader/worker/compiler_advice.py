@@ -68,6 +68,28 @@ BLOCK_POINTERS_REMOVED = (
     "desc.load([row, col]); past the edge it gives zeros, as boundary_check did (puzzle 11's docstring shows it). "
     "Block pointers still work on triton 3.6.")
 
+LOST_MESSAGE = (
+    "this message of triton's stands for another error that it failed to print (formatting a run-time value). "
+    "Where the line makes a tensor descriptor, that error is its strides: the last must be 1 and the others "
+    "multiples of 16 bytes. Describe a matrix as it lies in memory, row-major (b, K x N: shape=[K, N], "
+    "strides=[N, 1]), and transpose a loaded block with tl.trans where you need it the other way")
+LOST = "`_semantic` argument must be provided outside of JIT functions"
+# The same lost message where a block went where tl.max / tl.min / tl.sum take their axis
+REDUCED_TWO_BLOCKS = (
+    "tl.max(x, axis) and tl.sum(x, axis) reduce one block along an axis, so a block given as the second argument "
+    "is taken for the axis (triton's 'Did you forget to add @triton.jit?'); for the element-wise maximum of two "
+    "blocks use tl.maximum(a, b).")
+
+
+def _lost_message(message: str, error: dict) -> str:
+    """LOST's advice for the learner's line: a reduction given two blocks, or a tensor descriptor's strides. Where
+    the compiler names no line of the learner's, the source it quotes (triton's own tl.max) says which."""
+    line = linecache.getline(error.get("file") or "", error.get("line") or 0)
+    if "make_tensor_descriptor" in line:
+        return LOST_MESSAGE
+    if re.search(r"tl\.(max|min|sum)\(", line) or (not line.strip() and "reduce(input, axis" in message):
+        return REDUCED_TWO_BLOCKS
+    return LOST_MESSAGE
 
 # Triton's messages whose cause is common in a learner's kernel, as (clue, advice): the compile check's, and the
 # interpreter's too (INTERPRETER_ADVICE takes them), since either may meet the mistake first.
@@ -98,6 +120,8 @@ def advice_for(message: str, functions: dict, error: dict) -> str:
     for clue, advice in ADVICE_BY_CLUE:
         if clue in message:
             return advice
+    if LOST in message:
+        return _lost_message(message, error)
     found = re.search(r"Loop-carried variable (\w+) has initial type (.+?) but is re-assigned to (.+?) in loop",
                       message)
     if found and _same_shape_other_dtype(found[2], found[3]):
@@ -193,10 +217,6 @@ COMPILER_ADVICE = (
     ("K >= 16",
      "on the GPU every dimension of tl.dot must be at least 16 (a 16-bit tl.dot takes K >= 16): use blocks of 16 "
      "or more along M, N and K (the interpreter would run it, the GPU compiler would not)"),
-    ("argument must be provided outside of JIT functions",
-     "tl.max(x, axis) and tl.sum(x, axis) reduce one block along an axis, so a block given as the second argument "
-     "is taken for the axis (triton's 'Did you forget to add @triton.jit?'); for the element-wise maximum of two "
-     "blocks use tl.maximum(a, b)."),
 )
 
 

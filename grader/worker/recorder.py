@@ -39,6 +39,7 @@ from grader.worker.regions import (
     _note_first_and_last,
     _spanned,
     _steps,
+    wrong_pitch,
 )
 
 MASK_FIX_ADVICE = (
@@ -102,6 +103,7 @@ class Recorder:
         # element, and numpy work per access proportional to its lanes.
         self.maps = False
         self.program_names: list[tuple] = []  # (launch number, program id) of each program, in the order they ran
+        self._pointers: np.ndarray | None = None  # the block of pointers of the access being checked
 
     # -- regions ----------------------------------------------------------------------
     def watch(self, label: str, tensor) -> Region:
@@ -233,6 +235,7 @@ class Recorder:
         if self._accesses_since_watch >= WATCH_EVERY:
             self._watch()
         data = np.asarray(ptrs.data)
+        self._pointers = data  # this access's block of pointers, for a race's report (_race)
         active = np.ones(data.shape, dtype=bool) if mask is None else np.broadcast_to(
             np.asarray(mask.data, dtype=bool), data.shape)
         addrs = data[active].astype(np.int64)
@@ -366,7 +369,9 @@ class Recorder:
                 same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
                 whole = same and not via and clash.size == elements.size and bool((before == before[0]).all()) and \
                     int(np.count_nonzero(owners == before[0])) == elements.size
-                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole)
+                overlap = _overlap(region, owners, int(before[clash[0]]), elements) if same and not whole else ()
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole,
+                           overlap=overlap)
         owners[elements] = me
 
     # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
@@ -430,10 +435,18 @@ class Recorder:
         if clash.size and self.race is None:
             self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
 
-    def _race(self, kind, region, element, first, via="", same=False, whole=False, atomic=False):
+    def _race(self, kind, region, element, first, via="", same=False, whole=False, atomic=False, overlap=()):
         where, code = _kernel_line()
+        pitch = "" if atomic or self._pointers is None else \
+            wrong_pitch(region, _steps(self._pointers), self._launch_sizes())
         self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
-                         same, whole, atomic)
+                         same, whole, atomic, pitch, overlap)
+
+    def _launch_sizes(self) -> dict:
+        """The integer arguments of the running launch by name (N0, T, B1, ...), which name a distance in a report."""
+        bound = self.launches[-1].bound if self.launches else {}
+        return {name: int(value) for name, value in bound.items()
+                if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0}
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
@@ -448,8 +461,10 @@ class Recorder:
 
     def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0):
         where, code = _kernel_line()
+        steps = _steps(data)
+        pitch = "" if region is None else wrong_pitch(region, steps, self._launch_sizes())
         self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(data.shape),
-                                   tuple(others), width, _steps(data))
+                                   tuple(others), width, steps, pitch)
         raise AccessViolation(self.violation.message())
 
     def _tag(self, result, args):
@@ -567,3 +582,17 @@ def _retry_lines(source: str) -> frozenset[int]:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in tested for t in node.targets):
             lines.update(range(node.lineno, node.end_lineno + 1))
     return frozenset(lines)
+
+
+def _overlap(region, owners: np.ndarray, first: int, elements: np.ndarray) -> tuple:
+    """For a 1-D tensor whose elements this store writes again with the bytes program `first` stored: (where that
+    program's block starts, where this store's block starts, its width), in elements, where both blocks are runs of
+    consecutive elements and this one starts inside the other; else ()."""
+    if len(region.shape) > 1 or not elements.size:
+        return ()
+    theirs = np.flatnonzero(owners == first)
+    mine, width = int(elements.min()), int(elements.max()) - int(elements.min()) + 1
+    if not theirs.size or width != elements.size or int(theirs[-1]) - int(theirs[0]) + 1 != theirs.size:
+        return ()
+    start = int(theirs[0])
+    return (start, mine, width) if start < mine <= int(theirs[-1]) else ()

@@ -255,6 +255,7 @@ class Violation:
     others: tuple = ()  # further tensors the pointer may point into (tl.where between pointers)
     width: int = 0  # bytes each lane moves (its pointer's element type)
     steps: tuple = ()  # per axis of the block of pointers: bytes between neighbouring lanes (most common; 0: none)
+    pitch: str = ""  # where the block's rows lie a distance apart that is not the tensor's row length (wrong_pitch)
 
     @property
     def wider(self) -> bool:
@@ -290,6 +291,10 @@ class Race:
     same: bool = False  # a write of the very bytes the first program stored
     whole: bool = False  # the second program stored exactly the elements of the first's block, and nothing else
     atomic: bool = False  # one side is an atomic (that adds), the other a plain store or load
+    pitch: str = ""  # the block's rows lie a distance apart that is not the tensor's row length (wrong_pitch)
+    # A 1-D tensor's write of the same bytes: (where the first program's block starts, where this program's block
+    # starts, its width), in elements, where the two blocks overlap; else ()
+    overlap: tuple = ()
 
     def message(self) -> str:
         name = self.region.element(self.element)
@@ -302,13 +307,16 @@ class Race:
                     f"(from {name} on): every program works on the same block, so the rest is never written. Start "
                     "each program's block from its own index: offsets = tl.program_id(0) * B0 + tl.arange(0, B0) "
                     f"(with the puzzle's block sizes and axes)\n  at {self.where}: {self.code}")
+        if self.pitch and not self.via:
+            who = (f"programs {self.first} and {self.second} both wrote {name}" if self.kind == "write" else
+                   f"program {self.second} read {name}, which program {self.first} wrote in the same launch")
+            return (f"{who}: {self.pitch}. Rows at the wrong distance run into the next program's rows\n"
+                    f"  at {self.where}: {self.code}")
         if self.kind == "write" and self.same:
-            what = (f"programs {self.first} and {self.second} both wrote {name}, the same value: each output element "
-                    "is written by one program. Blocks that overlap do the work twice, and on a GPU two programs "
-                    "that write one element race. Check where each program's block starts (every program on the "
-                    "same block? a block wider than its step?); for the last, partial block, mask the lanes past "
-                    "the end instead of shifting the block back")
-        elif self.kind == "write" and self.via:
+            return (f"programs {self.first} and {self.second} both wrote {name}, the same value: each output element "
+                    f"is written by one program. {self._overlap_text()}; for the last, partial block, mask the lanes "
+                    f"past the end instead of shifting the block back\n  at {self.where}: {self.code}")
+        if self.kind == "write" and self.via:
             what = (f"programs {self.first} and {self.second} both wrote {name} with {self.via}; on a GPU they "
                     "run at the same time, so one update can be lost (a compare-and-swap only updates safely in a "
                     "loop that retries until the value it compared is the value it found)")
@@ -321,6 +329,19 @@ class Race:
         return (f"{what}: if programs add into shared elements, use tl.atomic_add; otherwise give each element to "
                 f"one program (check the offsets each program stores to)\n  at {self.where}: {self.code}")
 
+    def _overlap_text(self) -> str:
+        """Why two programs wrote one element with the same value: their blocks overlap (where they start and how
+        wide they are, for a 1-D tensor)."""
+        if not self.overlap:
+            return ("Blocks that overlap do the work twice, and on a GPU two programs that write one element race. "
+                    "Check where each program's block starts (every program on the same block? a block wider than "
+                    "its step?)")
+        theirs, mine, width = self.overlap
+        return (f"Program {self.second}'s block starts at {self.region.element(mine)}, {mine - theirs} element"
+                f"{'s' * (mine - theirs != 1)} after program {self.first}'s (at {self.region.element(theirs)}), and "
+                f"it is {width} elements wide: the blocks overlap, so the work is done twice, and on a GPU two "
+                "programs that write one element race. Blocks of B0 elements start B0 apart: offsets = "
+                "tl.program_id(0) * B0 + tl.arange(0, B0)")
 
     def _atomic_message(self, name: str) -> str:
         if self.kind == "write":
@@ -338,6 +359,32 @@ class Race:
                     "an atomic in the same launch: on a GPU they run at the same time, so the load may see a sum "
                     "with only some of the updates. Read atomically built sums in a later launch")
         return f"{what}\n  at {self.where}: {self.code}"
+
+
+def wrong_pitch(region: Region, steps: tuple, sizes: dict) -> str:
+    """What to say where a 2-D block of pointers into a 2-D row-major tensor steps one element along one axis and,
+    along the other, a distance that is not the tensor's row length (rows * N1 where z's rows are N0 long); '' where
+    it does not. `steps`: bytes between neighbouring lanes per axis of the block (_steps); `sizes`: the launch's
+    integer arguments by name, which name the distances (N0, T, B1, ...)."""
+    shape = tuple(int(n) for n in region.shape)
+    if len(shape) != 2 or shape[0] * shape[1] != region.numel or len(steps) != 2 \
+            or any(step % region.itemsize for step in steps):
+        return ""
+    lanes = [abs(step) // region.itemsize for step in steps]
+    if 1 not in lanes:
+        return ""
+    pitch, row = lanes[1 - lanes.index(1)], shape[1]
+    if pitch in (0, 1, row):
+        return ""
+    names = {value: name for name, value in reversed(list(sizes.items()))}  # the first name of each value
+
+    def said(value: int) -> str:
+        return f"{names[value]} = {value}" if value in names else str(value)
+
+    unit = names.get(row, str(row))
+    return (f"the rows of this block lie {said(pitch)} elements apart, but {region.label} ({list(shape)}, "
+            f"row-major) has rows of {said(row)} element{'s' * (row != 1)}: row j starts at j * {unit}, so multiply "
+            f"the row index by {unit}")
 
 
 def _in_elements(size: int, itemsize: int) -> int | float:

@@ -585,6 +585,12 @@ def _padded_keys_overflow(inputs, yours, blocks) -> bool:
             and bool((lse.isfinite() & (lse < -80)).any()))
 
 
+def _one_delta_per_query_block(inputs, yours, blocks) -> bool:
+    """Check whether a gradient used one Δ for each program's BQ queries, their Δs added together (the delta
+    kernel's tl.sum without axis=1)."""
+    return blocks["BQ"] > 1 and _flash_backward_with(queries_per_delta=blocks["BQ"])(inputs, yours, blocks)
+
+
 ATTENTION_BACKWARD_HINTS = (
     Hint("padded keys overflow", _padded_keys_overflow,
          "NaN or inf: keys past T load as 0, so their score is 0 and p = exp(0 - lse), which overflows where lse is "
@@ -596,6 +602,9 @@ ATTENTION_BACKWARD_HINTS = (
          "so already, `seen` lets such a query see keys: with causal, query i sees key j only when j <= i + (T - N)"),
     Hint("Δ left out", _flash_backward_with(delta=False),
          "ds misses Δ: ds = p * (dp - Δ[:, None]), with Δ_i = dO_i . o_i from the delta kernel (puzzle 14's Δ)"),
+    Hint("one Δ per program", _one_delta_per_query_block,
+         "one Δ was shared by a program's BQ queries (their sums added together): the delta kernel's sum ran over "
+         "its whole [BQ, D] block. Δ is one number per query, Δ_i = dO_i . o_i: tl.sum(o * do, axis=1), a [BQ] block"),
     Hint("scale left out", _flash_backward_with(scaled=0),
          "dq and dk lack the scale of s = scale * q . k: multiply them by `scale` when you store them"),
     Hint("scale applied twice", _flash_backward_with(scaled=2),

@@ -1,6 +1,6 @@
-"""Hints that the puzzles with an online softmax share: sums not rescaled (6, 12, 13) and a max that took in a
-score of 0 (4, 5, 6, 12), and ``mistaken``, which makes a hint's check of an emulated mistake
-(grader/course/mistakes.py)."""
+"""Hints that the puzzles with an online softmax share: sums not rescaled and weights normalised per tile (6, 12,
+13), a max that took in a score of 0 (4, 5, 6, 12), and ``mistaken``, which makes a hint's check of an emulated
+mistake (grader/course/mistakes.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ def rescale_hints(loop: Callable, close: Callable, sums: str, total: str) -> tup
                  f"{sums} are not rescaled alike: {total} is, acc is not; {fix}"),
             Hint(f"{total} not rescaled", mistaken(loop, close, rescale="acc"),
                  f"{sums} are not rescaled alike: acc is, {total} is not; {fix}"))
+
+
+def per_tile_hints(loop: Callable, close: Callable) -> tuple[Hint, ...]:
+    """Hints for weights divided by each tile's own sum instead of once by the whole sum, with the final division
+    kept or left out. loop(inputs, blocks, per_step_sum=...) is the puzzle's loop (grader/course/mistakes.py)."""
+    text = ("each tile's weights were divided by that tile's own sum: the softmax divides by the sum over all the "
+            "keys, known only after the last tile. Keep acc and l as sums of exp(s - m), rescaled when the max grows, "
+            "and divide acc / l once, after the loop")
+    return tuple(Hint(f"weights normalised per tile, {how}", mistaken(loop, close, per_step_sum=how), text)
+                 for how in ("divided", "undivided"))
 
 
 def flipped_text(sums: str) -> str:

@@ -14,6 +14,7 @@ from grader.course.chapters.online_softmax_hints import (
     flipped_text,
     lost_to_a_max_of_0,
     max_took_in_0_hint,
+    per_tile_hints,
     rescale_hints,
 )
 from grader.course.puzzle import Hint, Puzzle, Tolerance
@@ -25,6 +26,7 @@ from ..mistakes import (
     padding,
     scalar_attention,
     softmax_counting_padding,
+    softmax_max_in_log2_units,
 )
 
 NOTEBOOK = "02_softmax_and_attention"
@@ -104,11 +106,16 @@ def _new_max_forgets_the_old(inputs, yours, blocks) -> bool:
     return matches(yours, candidate) and not matches(unshifted.double(), candidate)
 
 
+def _unshifted(x: torch.Tensor) -> torch.Tensor:
+    """exp(x) / sum exp(x) in float32, no max subtracted: NaN or inf where exp(x) overflows."""
+    x = x.float()
+    return (torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True)).double()
+
+
 def _no_max_subtracted(inputs, yours, blocks) -> bool:
     """Check whether the output is exp(x) / sum exp(x) in float32 with no max subtracted, in a case where that
     overflows (NaN or inf)."""
-    x = inputs["x"].float()
-    unshifted = (torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True)).double()
+    unshifted = _unshifted(inputs["x"])
     return bool((~unshifted.isfinite()).any()) and matches(yours, unshifted)
 
 
@@ -130,6 +137,29 @@ def _terms_against_the_old_max(inputs, yours, blocks) -> bool:
     return matches(yours, one_pass_softmax(x, blocks["B1"], old_max_terms=True).to(torch.float64))
 
 
+def _in_log2_units(inputs, yours, blocks) -> torch.Tensor | None:
+    """The softmax as computed with tl.exp2(x * LOG2E - m) (puzzle 4's passes or puzzle 5's online sum) that yours
+    is, where it differs from the softmax; else None."""
+    x = inputs["x"]
+    right = specs.softmax(x)
+    return next((wrong for wrong in (softmax_max_in_log2_units(x), softmax_max_in_log2_units(x, blocks["B1"]))
+                 if matches(yours, wrong) and not matches(right, wrong)), None)
+
+
+def _max_in_log2_units(inputs, yours, blocks) -> bool:
+    """Check whether the output is the softmax computed with tl.exp2(x * LOG2E - m), in a case where that differs
+    from the softmax and from one with no max subtracted."""
+    wrong = _in_log2_units(inputs, yours, blocks)
+    return wrong is not None and not matches(_unshifted(inputs["x"]), wrong)
+
+
+def _overflow_either_way(inputs, yours, blocks) -> bool:
+    """Check whether the output is both what no max subtracted gives and what tl.exp2(x * LOG2E - m) gives: a case
+    (one value far above the rest) where the two overflow alike."""
+    wrong = _in_log2_units(inputs, yours, blocks)
+    return wrong is not None and _no_max_subtracted(inputs, yours, blocks)
+
+
 def _exp_base(factor: float):
     """A check whether the output is the softmax of x * factor: an exponential of the wrong base."""
     def check(inputs, yours, blocks) -> bool:
@@ -149,6 +179,15 @@ SOFTMAX_ONLINE_HINTS = (
          "this block's terms were taken against the old max (-inf at first, so the sum is inf and every output 0): "
          "once m_new = tl.maximum(m, tl.max(x, axis=1)) is known, sum exp(x - m_new) and rescale the old sum by "
          "exp(m - m_new)"),
+    Hint("max subtracted in other units", _max_in_log2_units,
+         "the max was subtracted in other units than x: in tl.exp2(x * LOG2E - m), x is in log2 units and m is not, "
+         "so the exponent at the max is 0.44 m, which overflows for m above 289 and leaves every weight 0 for m "
+         "below about -340 (and an online sum's rescale no longer matches its terms). Subtract first, then convert: "
+         "tl.exp2((x - m) * LOG2E)"),
+    Hint("overflow: no max, or the max in other units", _overflow_either_way,
+         "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m); or, if you "
+         "did, the max was subtracted in other units than x: tl.exp2(x * LOG2E - m) is 0.44 m at the max. Subtract "
+         "first, then convert: tl.exp2((x - m) * LOG2E)"),
     Hint("no max subtracted", _no_max_subtracted,
          "exp(x) overflowed float32 (above x = 88): subtract the row's max before the exp, exp(x - m), so every "
          "weight is at most 1"),
@@ -258,6 +297,7 @@ FLASH_ATTENTION_HINTS = (
                        "keys past T"),
     *rescale_hints(scalar_attention, lambda inputs, yours, candidate: matches(yours, candidate), "the running sums",
                    "the denominator d"),
+    *per_tile_hints(scalar_attention, lambda inputs, yours, candidate: matches(yours, candidate)),
 )
 
 FLASH_ATTENTION = Puzzle(

@@ -93,10 +93,29 @@ def _scatter_add_without_epsilon(inputs):
     return coo_scatter(inputs["v_scaled"], inputs["score"], inputs["dst"], inputs["num_nodes"], eps=0.0)
 
 
+def _rows_by_destination(inputs, yours, blocks) -> bool:
+    """Check whether edge e's row of v_scaled, of score or of both was read at row dst[e], its destination, instead
+    of at row e (possible without an out-of-bounds load only where every destination is below E)."""
+    v_scaled, score, dst, nodes = inputs["v_scaled"], inputs["score"], inputs["dst"].long(), inputs["num_nodes"]
+    if dst.numel() == 0 or int(dst.max()) >= dst.numel():
+        return False
+    right = coo_scatter(v_scaled, score, dst, nodes)
+    return any(matches(yours, wrong) and not matches(right, wrong) for wrong in (
+        coo_scatter(v_scaled[dst], score, dst, nodes), coo_scatter(v_scaled, score[dst], dst, nodes),
+        coo_scatter(v_scaled[dst], score[dst], dst, nodes)))
+
+
+SCATTER_ADD_HINTS = (
+    Hint("rows by destination", _rows_by_destination,
+         "edge e's features were read at row dst[e], its destination: in COO, row e of v_scaled and of score belongs "
+         "to edge e. Read them at the edge's own index (edges), and add them into row dst[e] of out and den"),
+    _epsilon_hint(_scatter_add_without_epsilon),
+)
+
 SCATTER_ADD = Puzzle(
     7, "scatter_add", "Scatter-add over COO edges, with atomics", NOTEBOOK, specs.scatter_add, SCATTER_ADD_CASES,
     Tolerance(1e-5, magnitude_scale(specs.scatter_add), "sum |v_scaled| / (sum score + 1e-6)"),
-    hints=(_epsilon_hint(_scatter_add_without_epsilon),), outputs=("out",))
+    hints=SCATTER_ADD_HINTS, outputs=("out",))
 
 # -- puzzle 8: csc_gather -------------------------------------------------------------------------------------
 
@@ -311,6 +330,16 @@ def _padded_slots_weigh_1(inputs, yours, blocks) -> bool:
                                                                                padding_block=blocks["BLOCK_E"])[0])
 
 
+def _e_by_source(inputs, yours, blocks) -> bool:
+    """Check whether h or e_out is the layer's with each edge's e read at the row of its source node (row_idx[s])
+    instead of its edge id (possible without an out-of-bounds load only where every source is below E)."""
+    src, _ = edge_ends(inputs["col_ptr"], inputs["edge_id"], inputs["row_idx"])
+    if src.numel() == 0 or int(src.max()) >= src.numel():
+        return False
+    wrong = graph_attention(dict(inputs, e=inputs["e"][src]))
+    return matches_any(yours, wrong) and not any(matches(right, w) for right, w in zip(graph_attention(inputs), wrong))
+
+
 def _graph_attention_without_epsilon(inputs):
     """puzzle 10's h with the + 1e-6 left out of the denominator."""
     return graph_attention(inputs, eps=0.0)[0]
@@ -334,6 +363,9 @@ GRAPH_ATTENTION_HINTS = (
          "+-5, so whether each feature is clipped shows in the case 'clip per feature'"),
     Hint("neither clip", _neither_clip,
          "neither clip is applied: clip each feature of k * q / sqrt(D) to [-5, 5], then the summed logit too"),
+    Hint("e read by source", _e_by_source,
+         "e was read at the row of the edge's source node (row_idx[s]): e holds one row per edge, in edge-id order, "
+         "so read it at edge_id[s], the row e_out is stored to"),
     Hint("padded slots weigh 1", _padded_slots_weigh_1,
          "each padded slot adds exp(0) = 1 to the denominator: set the weights of masked slots to 0 after the exp"),
     _epsilon_hint(_graph_attention_without_epsilon),

@@ -10,7 +10,7 @@ import torch
 from grader.course import graphs, specs
 from grader.course.budgets import Dots, Loads, Reads, Writes
 from grader.course.cases import Case, normal, odd_rows_negated, per_input, rows, uniform
-from grader.course.chapters.online_softmax_hints import max_took_in_0_hint, mistaken, rescale_hints
+from grader.course.chapters.online_softmax_hints import max_took_in_0_hint, mistaken, per_tile_hints, rescale_hints
 from grader.course.mistakes import keys_padded_with_zeros, near, tiled_attention, window_attention
 from grader.course.puzzle import Hint, Puzzle, Tolerance, magnitude_scale
 
@@ -54,6 +54,15 @@ def _rows_at_block_offsets(inputs, yours, blocks):
     return a.shape[0] > block and near(yours, padded[rows // block + rows % block] @ w, a.abs() @ w.abs(), rtol=1e-4)
 
 
+def _b_read_column_major(inputs, yours, blocks):
+    """Check whether c is a times b's memory read as an N x K matrix transposed: a descriptor of b with shape [N, K],
+    strides [K, 1] (b taken for column-major, or for b^T), and tl.trans of its blocks."""
+    a, w = inputs["a"], inputs["b"]
+    read = w.reshape(w.shape[1], w.shape[0]).T  # b's memory as N rows of K, transposed (b^T where b is square)
+    return near(yours, a @ read, a.abs() @ read.abs(), rtol=1e-4) and not near(a @ w, a @ read, a.abs() @ w.abs(),
+                                                                              rtol=1e-4)
+
+
 def _rounded_to_16_bits(inputs, yours, blocks):
     """Check whether the errors are those of 16-bit rounding (float16 keeps 11 bits), or inf where a sum passes
     float16's 65504."""
@@ -69,6 +78,10 @@ MATMUL_HINTS = (
     Hint("rows at block offsets", _rows_at_block_offsets,
          "c's rows came from the wrong rows of a: a descriptor's offsets are in elements, not blocks: load a at "
          "[pid_m * BM, k], not [pid_m, k]"),
+    Hint("b read column-major", _b_read_column_major,
+         "b was read as if column-major (or as b^T): it is K x N and row-major, its rows N apart. Describe it as it "
+         "lies, tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN]), and load it "
+         "at [k, pid_n * BN], with no tl.trans"),
     Hint("rounded to 16 bits", _rounded_to_16_bits,
          "errors the size of 16-bit rounding, or inf past 65504: keep the accumulator float32 (acc = tl.dot(a, b, "
          "acc) with a float32 acc) and the operands 16-bit (a float32 tl.dot runs as TF32 on the GPU)"),
@@ -171,9 +184,12 @@ ATTENTION_CASES = (
 
 
 def _padded_keys_count(inputs, yours, blocks) -> bool:
-    """Check whether the keys past T of the last block counted in the sums with a score of 0."""
-    return inputs["k"].shape[0] % blocks["BK"] != 0 and near(
-        yours, keys_padded_with_zeros(specs.attention, inputs, blocks["BK"]), _v_size(inputs))
+    """Check whether the keys past T of the last block counted in the sums with a score of 0, in a case where that
+    changes the answer beyond the 16-bit rounding of p (not where the real keys' scores dwarf a score of 0)."""
+    if inputs["k"].shape[0] % blocks["BK"] == 0:
+        return False
+    wrong = keys_padded_with_zeros(specs.attention, inputs, blocks["BK"])
+    return near(yours, wrong, _v_size(inputs)) and not near(specs.attention(**inputs), wrong, _v_size(inputs))
 
 
 ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the wrong base come close to both
@@ -185,6 +201,7 @@ ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the 
     max_took_in_0_hint(lambda inputs: inputs["q"] @ inputs["k"].T / inputs["q"].shape[-1] ** 0.5, specs.attention,
                        "keys past T"),
     *rescale_hints(tiled_attention, _close_in_16_bits, "the sums", "l"),
+    *per_tile_hints(tiled_attention, _close_in_16_bits),
 )
 
 ATTENTION = Puzzle(
@@ -304,6 +321,7 @@ SPARSE_ATTENTION_HINTS = (
     Hint("scores unscaled", _unscaled(specs.sparse_attention), _SCALE_HINT),
     *_exp_base_hints(specs.sparse_attention),
     *rescale_hints(window_attention, _close_in_16_bits, "the sums", "l"),
+    *per_tile_hints(window_attention, _close_in_16_bits),
     Hint("scores of 0 dropped", mistaken(window_attention, _close_in_16_bits, zero_is_no_edge=True),
          "edges whose score is exactly 0 were dropped: a score of 0 is a real score (here q or k is 0); tell "
          "edges from non-edges by the bitmap, never by the score's value"),
