@@ -283,6 +283,22 @@ def read_but_never_written(accesses, inputs, outputs) -> str | None:
     return None
 
 
+def output_read_unwritten(accesses, outputs, outs, expected) -> str | None:
+    """The hint where a kernel read an output and that output holds NaN where the answer is finite: an output has
+    no values until a kernel stores them (the launcher's torch.empty, poisoned by the grader as on a GPU), so a sum
+    started from a load of it is NaN. None otherwise."""
+    read = {row["name"] for row in accesses if row["read"] > 0}
+    for name, mine, exp in zip(outputs, outs, expected):
+        if name not in read or not isinstance(mine, torch.Tensor) or not mine.is_floating_point():
+            continue
+        if bool((torch.isnan(mine.detach().cpu().double()) & torch.isfinite(exp.cpu())).any()):
+            return (f"{name} is an output, and your kernel read it (accesses: {name} read), and it holds NaN: an "
+                    f"output has no values until a kernel stores them (torch.empty: the grader's NaN here, anything "
+                    f"on a GPU), so a sum started from a load of {name} is NaN. Start from tl.zeros and store once; "
+                    "or, if it was not that, a masked load without other= fed it")
+    return None
+
+
 # -- every output of a case ----------------------------------------------------------------------
 
 @dataclass

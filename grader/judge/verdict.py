@@ -141,7 +141,7 @@ def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfe
                                     case.blocks, puzzle.hints, ready.allowances)  # every wrong output is named
     if verdict is not None:  # a scratch tensor read that no kernel wrote explains any wrong value: named first
         hint = (_hands_on_scratch(puzzle) and checker.read_but_never_written(accesses, inputs, puzzle.outputs)) \
-            or verdict.hint
+            or checker.output_read_unwritten(accesses, puzzle.outputs, outs, expected) or verdict.hint
         return finish(verdict.reason, verdict.message, hint=hint, errors=verdict.errors, accesses=accesses)
 
     for name, value in inputs.items():

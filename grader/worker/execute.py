@@ -225,7 +225,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
 
     with instrument.recording(maps=keep is not None) as recorder:
         numel = _watch(recorder, puzzle, case, inputs, dims, on_device, keep) if recorder is not None else {}
-        allocating = guards.allocations(fenced) if fenced is not None else contextlib.nullcontext()
+        allocating = guards.allocations(fenced) if fenced is not None else guards.poisoned_allocations()
         try:
             out, again, native_launches = _run(launcher, args, case, device, timeout, allocating, guard)
         except BaseException as exc:  # the learner's bug (SystemExit and BaseException subclasses too), reported

@@ -114,3 +114,23 @@ class allocations(TorchDispatchMode):  # noqa: N801 (used as a context manager, 
             out = self.guards.place(out, f"the launcher's tensor {self.made}",
                                     poison=str(func.overloadpacket) in _UNFILLED)
         return out
+
+
+@without_dynamo
+class poisoned_allocations(TorchDispatchMode):  # noqa: N801 (a context manager, like torch's own modes)
+    """In the interpreter, what ``allocations`` does to a fresh tensor's own elements, without the zones (the
+    recorder checks every lane): each float tensor the launcher makes with torch.empty & co. holds a NaN, float32
+    the grader's poison, as natively. A kernel that reads an output before it writes it (acc = tl.load(z_ptr + i),
+    with z from torch.empty) then gets NaN on every machine, not whatever the allocator left there: on a CPU that
+    is often zeros, and such a kernel passed."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if str(func.overloadpacket) in _UNFILLED and isinstance(out, torch.Tensor) and out.is_floating_point() \
+                and out.device.type == "cpu" and out.numel():
+            if out.dtype == torch.float32 and out.is_contiguous():
+                out.view(torch.int32).fill_(POISON_BITS)
+            else:
+                out.fill_(float("nan"))
+        return out
+
