@@ -39,4 +39,17 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p14_row_in_five_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 80]"),
     # two tl.dots whose difference is 0 (d1 - d2 / 2, d2 = tl.dot(a, 2 b)) beside a product on CUDA cores
     "cheating/p11_cuda_cores_beside_a_scaled_pair.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    # a float-to-int32 cast past the range: numpy gave INT_MIN where the GPU saturates, so a test on it took one
+    # branch in the interpreter and the other on the GPU (instrument._saturating casts as the GPU does)
+    "cheating/p11_float_to_int_overflow_branch.py": ("mismatch", "every element was stored, and every one is 0"),
+    "cheating/p01_float_to_int_overflow_sign.py": ("mismatch", "200 of 200 elements of z wrong"),
+}
+
+# Known cheats the grader still judges Solved (the fresh attacker's review of 2026-12-03): each must fail as above
+# once fixed, and its test (tests/test_expected_verdicts.py, strict xfail) then says to move it into EXPECTED.
+# A tl.dot whose result only gates the store's mask (d == floor(d) holds for the real integer counts, not for
+# dot_shadows' nudged copies, so the mask "moves"), while every product runs on CUDA cores.
+STILL_PASSING: dict[str, tuple[str, str]] = {
+    "cheating/p11_dot_only_gates_the_store.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    "cheating/p12_dots_only_gate_the_store.py": ("budget", "tl.dot did 0% of the multiply-adds"),
 }

@@ -379,11 +379,35 @@ def _install():
     _installed = True
 
 
+def _saturating(cast):
+    """A float-to-integer cast as the GPU does it (PTX cvt.rzi saturates: past the range it gives the largest or
+    smallest integer, NaN gives 0), where numpy's gives INT_MIN for both: a test on such a cast would otherwise make
+    a kernel one thing in the interpreter and another on the GPU."""
+    def saturated(src, dst_type):
+        from triton.runtime import interpreter
+
+        data = np.asarray(src.data)
+        if data.dtype.kind != "f":
+            return cast(src, dst_type)
+        target = interpreter._get_np_dtype(dst_type)
+        info = np.iinfo(target)
+        wide = np.nan_to_num(data.astype(np.float64), nan=0.0)
+        high, low = wide >= float(info.max), wide <= float(info.min)
+        out = np.where(high | low, 0.0, wide).astype(target)
+        out = np.where(high, info.max, np.where(low, info.min, out)).astype(target)
+        return interpreter.TensorHandle(out, dst_type.scalar)
+    return saturated
+
+
 def _wrap_builder(builder) -> None:
-    """The builder's ops: bfloat16 arithmetic, every other create_ op tagged, memory ops recorded, tl.dot watched."""
+    """The builder's ops: bfloat16 arithmetic, float-to-integer casts saturating as on the GPU, every other create_
+    op tagged, memory ops recorded, tl.dot watched."""
     for name in _BF16_ARITHMETIC:
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _bfloat16_arithmetic(getattr(builder, name)))
+    for name in ("create_fp_to_si", "create_fp_to_ui"):
+        if callable(getattr(builder, name, None)):
+            setattr(builder, name, _saturating(getattr(builder, name)))
     for name in dir(builder):
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
             setattr(builder, name, _wrap_tagging(getattr(builder, name), name))
