@@ -43,13 +43,13 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # branch in the interpreter and the other on the GPU (instrument._saturating casts as the GPU does)
     "cheating/p11_float_to_int_overflow_branch.py": ("mismatch", "every element was stored, and every one is 0"),
     "cheating/p01_float_to_int_overflow_sign.py": ("mismatch", "200 of 200 elements of z wrong"),
-}
-
-# Known cheats the grader still judges Solved (the fresh attacker's review of 2026-12-03): each must fail as above
-# once fixed, and its test (tests/test_expected_verdicts.py, strict xfail) then says to move it into EXPECTED.
-# A tl.dot whose result only gates the store's mask (d == floor(d) holds for the real integer counts, not for
-# dot_shadows' nudged copies, so the mask "moves"), while every product runs on CUDA cores.
-STILL_PASSING: dict[str, tuple[str, str]] = {
-    "cheating/p11_dot_only_gates_the_store.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    # a tl.dot whose result is only control: it gates the store's mask (d == floor(d) holds for the real integer
+    # counts, not for dot_shadows' nudged copies), shifts a pointer, picks a value, moves a load, or is printed,
+    # while every product runs on CUDA cores: only a stored value counts as the product put to use
+    "cheating/p11_dot_only_gates_the_store.py": ("budget", "used only in a mask, a pointer or a condition"),
     "cheating/p12_dots_only_gate_the_store.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    "cheating/p11_dot_only_shifts_the_pointer.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    "cheating/p11_dot_only_picks_the_value.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    "cheating/p11_dot_only_moves_a_load.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    "cheating/p11_dot_only_printed.py": ("budget", "tl.dot did 0% of the multiply-adds"),
 }

@@ -137,7 +137,7 @@ def test_a_dot_whose_result_is_never_used_does_not_count():
     assert case.reason == "budget", report(result)
     assert "tl.dot did 0% of the multiply-adds" in case.message, report(result)
     # the dead work is seen as the kernel runs (issue 18), before the compile check's "not in the compiled kernel"
-    assert "multiply-adds of tl.dot never reached a store" in case.message, case.message
+    assert "multiply-adds of tl.dot never reached a stored value" in case.message, case.message
 
 
 # -- the AST rule, on its own -------------------------------------------------------------------------

@@ -28,11 +28,11 @@ BROKEN = [
     (5, "cheating/p05_reads_pairs_as_int64.py", "budget", "x read 3.00x"),
     (5, "cheating/p05_whole_row_local_constexpr.py", "budget", "your kernel made a block 4096 wide"),
     (5, "cheating/p05_whole_row_in_a_helper.py", "budget", "your kernel made a block 2048 wide"),
-    (11, "cheating/p11_dot_times_zero.py", "budget", "never reached a store: a product multiplied by zero"),
+    (11, "cheating/p11_dot_times_zero.py", "budget", "never reached a stored value: a product multiplied by"),
     (11, "cheating/p11_dot_overwritten.py", "budget", "tl.dot did 0% of the multiply-adds"),
     (11, "cheating/p11_dot_minus_itself.py", "budget", "cancelled (d - d: what is stored does not move"),
     (11, "cheating/p11_two_dots_cancel.py", "budget", "tl.dot did 0% of the multiply-adds"),
-    (12, "cheating/p12_pv_on_cuda_cores_dot_cancelled.py", "budget", "multiply-adds of tl.dot never reached a store"),
+    (12, "cheating/p12_pv_on_cuda_cores_dot_cancelled.py", "budget", "multiply-adds of tl.dot never reached a stored value"),
     (5, "cheating/p05_row_in_a_dozen_tiles.py", "mismatch", "first at [0, 48]"),
 ]
 

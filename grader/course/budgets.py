@@ -276,9 +276,10 @@ class Dots:
                    f"in {sum(1 for line, _ in live if line not in dropped)} calls).")
         dead = recorder.dead_dot_work()
         if dead:
-            message += (f" {dead} multiply-adds of tl.dot never reached a store: a product multiplied by zero, "
-                        "overwritten before it is stored, or cancelled (d - d: what is stored does not move when the "
-                        "tl.dot's result is perturbed) is dead work and does not count.")
+            message += (f" {dead} multiply-adds of tl.dot never reached a stored value: a product multiplied by "
+                        "zero, overwritten before it is stored, cancelled (d - d: what is stored does not move when "
+                        "the tl.dot's result is perturbed), or used only in a mask, a pointer or a condition, is dead "
+                        "work and does not count.")
         if dropped:
             where = ", ".join(location(file, line) for file, line in sorted(dropped))
             removed = sum(w for line, w in live if line in dropped)

@@ -59,8 +59,9 @@ class DotShadows:
     shift by a row's max does not absorb it), and small enough for exp(s - lse) to stay near its linear part.
 
     A shadow equal to the real values is dropped, and ops on blocks without shadows cost nothing: the extra work is
-    one recomputation of each op on tl.dot-derived blocks per shadow it carries. Loads through a perturbed pointer
-    are not followed (their values are not known): a pointer or mask that moved counts as reaching memory."""
+    one recomputation of each op on tl.dot-derived blocks per shadow it carries. Only a stored value counts: a
+    pointer or a mask that moved, a load through a moved pointer, or a device print, is control, not a product put
+    to use (`mask=d == tl.floor(d)` on tensor cores counting nonzeros, beside products on CUDA cores, is dead)."""
 
     ALL = "every tl.dot"
     # A third perturbation of every tl.dot's result, in proportion to it (so that products that are multiples of
@@ -81,12 +82,14 @@ class DotShadows:
     LINEAR = 0.5
     BACK = 0.6180339887  # the down nudge, as a share of the up one
     # Builder ops that reach memory through create_masked_load or create_masked_store, where the memory hook sees
-    # their pointer, value and mask (reaches); and ops whose effect a shadow cannot follow (a device print, an
-    # assert, inline assembly, a descriptor's gather or scatter of slices): a perturbation reaching one counts.
+    # the value stored (reaches); ops that write nothing (a device print, an assert: shadows end there); and ops
+    # whose effect a shadow cannot follow (inline assembly, a descriptor's gather or scatter of slices): a
+    # perturbation reaching one counts, never a false "dead".
     THROUGH_MEMORY = ("create_store", "create_load", "create_atomic_store", "create_atomic_load",
                       "create_descriptor_store", "create_descriptor_load")
-    OPAQUE = ("create_print", "create_assert", "create_inline_asm", "create_descriptor_gather",
-              "create_descriptor_scatter", "create_barrier", "create_atomic_poll")
+    WRITES_NOTHING = ("create_print", "create_assert")
+    OPAQUE = ("create_inline_asm", "create_descriptor_gather", "create_descriptor_scatter", "create_barrier",
+              "create_atomic_poll")
 
     def __init__(self):
         self.moved: set = set()  # perturbations (kernel lines of tl.dot, or ALL) that moved a stored value
@@ -140,7 +143,7 @@ class DotShadows:
     def op(self, original, name: str, result, args, kwargs):
         """The shadows of a builder op's result: the op again, on each shadow of its operands."""
         keys = {key for arg in args for key in self.of(arg)}
-        if not keys or name in self.THROUGH_MEMORY:
+        if not keys or name in self.THROUGH_MEMORY or name in self.WRITES_NOTHING:
             return
         if name in self.OPAQUE or not hasattr(result, "data"):  # (create_split gives a tuple of blocks)
             self._lost(keys)
@@ -243,30 +246,27 @@ class DotShadows:
         scale = self.NUDGE_PROPORTIONAL * (size + level) if level > 0 else self.NUDGE_ABS
         return self._pattern(product.shape) * scale
 
-    def reaches(self, args, mask):
-        """A store or atomic (or a load): note the perturbations that move what it writes (its value, pointer or
-        mask, on the lanes it writes), or where it reads (a load through a moved pointer: its values are not
-        followed, so the perturbation counts as reaching memory)."""
+    def reaches(self, value, mask):
+        """A store or atomic: note the perturbations that move the value it writes, on the lanes it writes."""
+        shadows = self.of(value)
+        if not shadows:
+            return
+        real = np.asarray(value.data)
         active = None if mask is None else np.asarray(mask.data, dtype=bool)
-        for arg in args:
-            shadows = self.of(arg)
-            if not shadows:
-                continue
-            real = np.asarray(arg.data)
-            lanes = None
-            if not (arg is mask or active is None or real.shape == ()):
-                lanes = np.broadcast_to(active, np.broadcast_shapes(real.shape, active.shape))
-            self._group_moves(shadows, real, lanes, arg.dtype)
-            for base in {key[0] for key in shadows if not self._per_line(key[0])} - self.moved:
-                up, down = (shadows.get((base, sign), real) for sign in (1, -self.BACK))
-                if lanes is not None:
-                    up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))
-                else:
-                    written = real
-                moves = self._shown(up, written, arg.dtype) if base == self.PROPORTIONAL else \
-                    self._moves(up, down, written, arg.dtype)
-                if moves:
-                    self.moved.add(base)
+        lanes = None
+        if not (active is None or real.shape == ()):
+            lanes = np.broadcast_to(active, np.broadcast_shapes(real.shape, active.shape))
+        self._group_moves(shadows, real, lanes, value.dtype)
+        for base in {key[0] for key in shadows if not self._per_line(key[0])} - self.moved:
+            up, down = (shadows.get((base, sign), real) for sign in (1, -self.BACK))
+            if lanes is not None:
+                up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))
+            else:
+                written = real
+            moves = self._shown(up, written, value.dtype) if base == self.PROPORTIONAL else \
+                self._moves(up, down, written, value.dtype)
+            if moves:
+                self.moved.add(base)
 
     def _per_line(self, base) -> bool:
         return isinstance(base, tuple) and base[0] == self.PROPORTIONAL
@@ -281,7 +281,7 @@ class DotShadows:
         for line in lines:
             moved = shadows[((self.PROPORTIONAL, line), 1)]
             moved = _numbers(moved if lanes is None else np.broadcast_to(moved, lanes.shape)[lanes], dtype)
-            if written.dtype.kind != "f":  # a pointer or a mask moved: the line reaches memory, in any group
+            if written.dtype.kind != "f":  # an integer value stored moved: the line reaches memory, in any group
                 if not _same_bits(moved, written):
                     self.shown |= {group for group in self._groups() if line in group}
                 continue
@@ -311,7 +311,7 @@ class DotShadows:
         return float(np.abs(moved[finite] - real[finite]).max()) > self.SHOWN * largest
 
     def _moves(self, up, down, real, dtype) -> bool:
-        """Whether a stored block moved with the nudge: integers (pointers, masks) by any bit; floats (bfloat16 read
+        """Whether a stored block moved with the nudge: integers by any bit; floats (bfloat16 read
         as the numbers it holds) in opposite directions for the two nudges, on the lanes where all are finite."""
         up, down, real = (_numbers(v, dtype) for v in (up, down, real))
         if real.dtype.kind != "f":

@@ -60,6 +60,7 @@ from grader.worker.regions import (  # noqa: F401 (the names callers read as ins
     _DOTS,
     _MEMORY_OPS,
     _SPLAT,
+    _WRITTEN_AT,
     DOT_16BIT_RULE,
     MIN_DOT,
     SUM_16BIT_ADVICE,
@@ -178,10 +179,11 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
                 _active._access(kind, args[ptr_at], mask, racy=_overwriting_atomic(name, args))
             else:
                 _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
-            if kind != "load" and _active.dot_calls:
-                _active._mark_live(args)
-            if _active.shadows is not None and _active.dot_calls:
-                _active.shadows.reaches(args, mask)
+            if kind != "load" and _active.dot_calls:  # a product put to use is a value written (not a pointer, a mask)
+                written = args[_WRITTEN_AT[name]]
+                _active._mark_live(written)
+                if _active.shadows is not None:
+                    _active.shadows.reaches(written, mask)
             if kind == "load" and len(args) > _OTHER_AT and args[_OTHER_AT] is None:
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:

@@ -491,12 +491,12 @@ class Recorder:
         if found:
             attr[_DOTS] = frozenset().union(*found)
 
-    def _mark_live(self, handles):
-        """The tl.dot calls whose results reach this store (through its value, pointer or mask) did real work."""
-        for handle in handles:
-            dots = getattr(handle, "attr", {}).get(_DOTS) if isinstance(getattr(handle, "attr", None), dict) else None
-            if dots:
-                self.live_dots |= dots
+    def _mark_live(self, written):
+        """The tl.dot calls whose results reach the value this store writes did real work (a pointer or a mask
+        computed from them is control, not a product put to use)."""
+        dots = getattr(written, "attr", {}).get(_DOTS) if isinstance(getattr(written, "attr", None), dict) else None
+        if dots:
+            self.live_dots |= dots
 
     def _check_tile(self, result):
         """Note the first block wider than tile_limit allows (a whole-row tile where the lesson is a loop)."""

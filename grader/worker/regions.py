@@ -20,6 +20,7 @@ _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mas
     "create_atomic_rmw": ("atomic", 1, 3),
     "create_atomic_cas": ("atomic", 0, None),
 }
+_WRITTEN_AT = {"create_masked_store": 1, "create_atomic_rmw": 2, "create_atomic_cas": 2}  # the value written
 
 
 class AccessViolation(Exception):
