@@ -52,4 +52,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p11_dot_only_picks_the_value.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     "cheating/p11_dot_only_moves_a_load.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     "cheating/p11_dot_only_printed.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    # an integer // or % by zero: numpy gives 0, a GPU another value (undefined), so the interpreter's kernel was
+    # not the GPU's (issue 26, class 1: the attacker's review of 2026-12-03)
+    "cheating/p01_integer_division_by_zero.py": ("error", "IntegerDivisionByZero: an integer // by zero on 1 of 1"),
+    "cheating/p01_integer_remainder_by_zero.py": ("error", "an integer % by zero on 24 of 32 lanes"),
 }

@@ -185,3 +185,42 @@ def test_a_new_backward_import_fails(monkeypatch):
                  ("grader.transfer", "grader.course.cases"), ("grader.bench.settings", "grader.show.cli")]:
         monkeypatch.setitem(GRAPH, edge[0], GRAPH[edge[0]] | {edge[1]})
         assert edge in broken_rules()
+
+
+# -- rooms small enough to change (issue 28): no module over 600 lines, no function over 60, unless a comment in
+# the module's first lines (a module) or just above the def (a function) says why, starting "Over the".
+
+MODULE_LINES, FUNCTION_LINES = 600, 60
+
+
+def _says_why(lines: list[str], start: int, end: int) -> bool:
+    return any(line.lstrip().startswith("# Over the") for line in lines[start:end])
+
+
+def rooms_too_big(modules: dict) -> list[str]:
+    found = []
+    for module, path in sorted(modules.items()):
+        text = path.read_text()
+        lines = text.splitlines()
+        if len(lines) > MODULE_LINES and not _says_why(lines, 0, 40):
+            found.append(f"{module}: {len(lines)} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if length > FUNCTION_LINES and not _says_why(lines, max(0, first - 4), first - 1):
+                    found.append(f"{module}.{node.name}: {length} lines")
+    return found
+
+
+def test_no_room_too_big_to_change():
+    too_big = rooms_too_big(MODULES)
+    assert not too_big, "over the size rule, with no comment saying why:\n  " + "\n  ".join(too_big)
+
+
+def test_the_size_rule_sees_a_long_function(tmp_path):
+    long = tmp_path / "long.py"
+    long.write_text("def long():\n" + "    x = 1\n" * 61)
+    explained = tmp_path / "explained.py"
+    explained.write_text("# Over the 60 lines: one table, read top to bottom\ndef long():\n" + "    x = 1\n" * 61)
+    assert rooms_too_big({"long": long, "explained": explained}) == ["long.long: 62 lines"]

@@ -66,6 +66,7 @@ from grader.worker.regions import (  # noqa: F401 (the names callers read as ins
     SUM_16BIT_ADVICE,
     DotNot16Bit,
     DotTooSmall,
+    IntegerDivisionByZero,
     Launch,
     Race,
     Region,
@@ -401,15 +402,33 @@ def _saturating(cast):
     return saturated
 
 
+def _nonzero_divisor(divide, name: str):
+    """An integer division or remainder that refuses a zero divisor on any lane (IntegerDivisionByZero)."""
+    def checked(lhs, rhs, *args, **kwargs):
+        zeros = int(np.count_nonzero(np.asarray(rhs.data) == 0))
+        if zeros:  # the learner's line is added by the grader's report of the exception
+            sign = "%" if name.endswith("rem") else "//"
+            raise IntegerDivisionByZero(
+                f"an integer {sign} by zero on {zeros} of {np.size(rhs.data)} lanes: the interpreter gives 0 there, a "
+                f"GPU another value (division by zero is undefined in the compiled kernel), so the kernel would "
+                f"compute one thing here and another on a GPU. Keep every lane's divisor nonzero, masked lanes too "
+                f"(tl.where(d == 0, 1, d))")
+        return divide(lhs, rhs, *args, **kwargs)
+    return checked
+
+
 def _wrap_builder(builder) -> None:
-    """The builder's ops: bfloat16 arithmetic, float-to-integer casts saturating as on the GPU, every other create_
-    op tagged, memory ops recorded, tl.dot watched."""
+    """The builder's ops: bfloat16 arithmetic, float-to-integer casts saturating as on the GPU, integer division
+    refusing a zero divisor, every other create_ op tagged, memory ops recorded, tl.dot watched."""
     for name in _BF16_ARITHMETIC:
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _bfloat16_arithmetic(getattr(builder, name)))
     for name in ("create_fp_to_si", "create_fp_to_ui"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
+    for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
+        if callable(getattr(builder, name, None)):
+            setattr(builder, name, _nonzero_divisor(getattr(builder, name), name))
     for name in dir(builder):
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
             setattr(builder, name, _wrap_tagging(getattr(builder, name), name))

@@ -35,6 +35,11 @@ class DotTooSmall(Exception):
     """A ``tl.dot`` the interpreter could run but the GPU compiler rejects."""
 
 
+class IntegerDivisionByZero(Exception):
+    """An integer // or % by zero on some lane: numpy gives 0, a GPU another value (LLVM leaves it undefined), so a
+    kernel would compute one thing in the interpreter and another on the GPU; refused, never guessed."""
+
+
 class DotNot16Bit(Exception):
     """A ``tl.dot`` with an operand that is not 16-bit, in a puzzle whose lesson is 16-bit tensor-core products."""
 
