@@ -110,3 +110,24 @@ def test_the_coo_scan_in_the_puzzle_7_solution_is_correct():
     for case in puzzle.cases[:3]:
         result = inprocess.run_case(puzzle, scan, dataclasses.replace(case, blocks={"BLOCK_E": 256}), 7, "cpu")
         assert result.passed, f"{case.name}: {result.reason}: {result.message}"
+
+
+@pytest.mark.parametrize("header, encoding", [
+    ("\ufeff", "utf-8"),  # the byte-order mark a Windows editor writes ("UTF-8 with BOM")
+    ("# -*- coding: latin-1 -*-\n# café\n", "latin-1"),  # a coding line (PEP 263) and a character in its encoding
+])
+def test_a_file_python_reads_is_read(tmp_path, header, encoding):
+    """The judge reads a file's text as Python does (the attacker's review of 2026-12-03 found both refused)."""
+    solution = next((KERNELS.parent.parent / "solutions").glob("p01_*.py")).read_text(encoding="utf-8")
+    path = tmp_path / "p01_add.py"
+    path.write_bytes((header + solution).encode(encoding))
+    result = grade_file(1, path)
+    assert result.status == "passed", "\n".join(f"{c.name}: {c.reason}: {c.message}" for c in result.cases)
+
+
+def test_bytes_a_coding_line_cannot_read_are_refused_by_name(tmp_path):
+    path = tmp_path / "p01_add.py"
+    path.write_bytes(b"# -*- coding: nonsense -*-\nx = 1\n")
+    (case,) = grade_file(1, path).cases
+    assert (case.name, case.reason) == ("import", "error")
+    assert "unknown encoding: nonsense: save it as UTF-8" in case.message, case.message

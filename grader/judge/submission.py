@@ -58,7 +58,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,14 +191,25 @@ def _depth(node: ast.AST, limit: int) -> int:
 _OTHER_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
+def decoded(text: bytes | str, name: str) -> str:
+    """The file's text as Python reads it: UTF-8, with or without a byte-order mark (Windows editors write one), or
+    the encoding a coding line declares (PEP 263); Refused for bytes that encoding cannot read."""
+    if isinstance(text, str):
+        return text.removeprefix("\ufeff")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
+        return text.decode(encoding).removeprefix("\ufeff")
+    except (SyntaxError, LookupError) as exc:  # a coding line naming no encoding Python knows, or a BOM beside one
+        raise Refused(f"{name}: {exc.msg if isinstance(exc, SyntaxError) else exc}: save it as UTF-8") from None
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{name} is not {encoding} text (byte {exc.start}): save it as a UTF-8 Python file") from None
+
+
 def parse(text: bytes | str, name: str) -> ast.Module:
     """The file's tree; Refused, with the reason in a line, for anything that is not a Python file of sane size."""
     if len(text) > MAX_BYTES:
         raise Refused(f"{name} is {len(text):,} bytes; a puzzle file is a few kB (the limit is {MAX_BYTES:,})")
-    try:
-        source = text.decode("utf-8") if isinstance(text, bytes) else text
-    except UnicodeDecodeError as exc:
-        raise Refused(f"{name} is not UTF-8 text (byte {exc.start}): save it as a Python file") from None
+    source = decoded(text, name)
     odd = _OTHER_LINE_BREAKS.search(source)
     if odd:
         line = source.count("\n", 0, odd.start()) + 1
@@ -378,7 +391,7 @@ def given(stub: str, solution: str) -> Given:
 def read_kernels(text: bytes | str, name: str, puzzle_given: Given, launcher: str) -> Kernels:
     """Read a submission for kernel-only grading; Refused with the reason otherwise (module docstring)."""
     tree = parse(text, name)
-    source = text.decode("utf-8") if isinstance(text, bytes) else text
+    source = decoded(text, name)
     parts = read_parts(tree, source)
     aliases = _aliases(parts)
     _refuse_decorators(parts, name, aliases, tree)
