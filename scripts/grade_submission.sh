@@ -126,6 +126,9 @@ chmod 755 "$WORK"
 mkdir -p "$WORK/submission" "$WORK/parts" "$WORK/kept" "$WORK/home/tmp" "$WORK/home/cache" "$WORK/home/triton"
 # parts/ and kept/ are the caller's alone: the graded user (--user) writes only its caches and its worker folder
 for file in "$SUBMISSION"/p[0-9][0-9]_*.py; do
+  if [ -L "$file" ]; then  # copied as the caller, a link would show the student what it points to (/etc/passwd)
+    warn "${file##*/} is a symbolic link: not graded (submit the file itself)"; continue
+  fi
   [ -f "$file" ] && cp "$file" "$WORK/submission/" && chmod 644 "$WORK/submission/${file##*/}"
 done
 if [ -z "$PUZZLES" ]; then

@@ -250,3 +250,20 @@ def test_a_worker_that_cannot_start_is_still_the_setups_failure(tmp_path, reques
                      "--puzzles", "1 2", str(_submission(tmp_path)), str(results))
     assert run.returncode == 2 and not results.exists(), run.stdout[-3000:] + run.stderr[-3000:]
     assert "could not start its worker" in run.stderr and "fix the setup" in run.stderr
+
+
+@requires_interpreter
+@pytest.mark.puzzle1
+@pytest.mark.slow
+def test_a_symbolic_link_is_not_followed(tmp_path):
+    """A link in the submission (to a file only the caller can read) is not graded, and nothing of its target
+    reaches results.json, which the student reads (the attacker's review of 2026-12-03)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0:the caller's secret\n")
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "p01_mine.py").symlink_to(secret)
+    results = tmp_path / "results.json"
+    run = run_script("--python", sys.executable, "--interpret", "--puzzles", "1", str(submission), str(results))
+    assert "p01_mine.py is a symbolic link: not graded" in run.stderr, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "secret" not in (results.read_text() if results.exists() else "") + run.stdout
