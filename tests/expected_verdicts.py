@@ -56,4 +56,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # not the GPU's (issue 26, class 1: the attacker's review of 2026-12-03)
     "cheating/p01_integer_division_by_zero.py": ("error", "IntegerDivisionByZero: an integer // by zero on 1 of 1"),
     "cheating/p01_integer_remainder_by_zero.py": ("error", "an integer % by zero on 24 of 32 lanes"),
+    # races between the lanes of one program, which the interpreter runs one after another (the attacker's review
+    # of 2026-12-03): a load of what another lane stored with no barrier between, and one store whose two lanes
+    # write one element with different values
+    "cheating/p01_reads_another_lanes_store.py": ("race", "which another lane of the same program stored"),
+    "cheating/p01_two_lanes_store_one_element.py": ("race", "two lanes of one tl.store in program (0, 0, 0) wrote"),
 }

@@ -417,6 +417,14 @@ def _nonzero_divisor(divide, name: str):
     return checked
 
 
+def _barrier(original):
+    def wrapper(*args, **kwargs):
+        if _active is not None:
+            _active.barrier()
+        return original(*args, **kwargs)
+    return wrapper
+
+
 def _wrap_builder(builder) -> None:
     """The builder's ops: bfloat16 arithmetic, float-to-integer casts saturating as on the GPU, integer division
     refusing a zero divisor, every other create_ op tagged, memory ops recorded, tl.dot watched."""
@@ -426,6 +434,8 @@ def _wrap_builder(builder) -> None:
     for name in ("create_fp_to_si", "create_fp_to_ui"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
+    if callable(getattr(builder, "create_barrier", None)):
+        setattr(builder, "create_barrier", _barrier(builder.create_barrier))
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _nonzero_divisor(getattr(builder, name), name))

@@ -73,6 +73,7 @@ class Recorder:
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
+        self._lane_of: dict[Region, tuple] = {}  # this program: (elements it stored, sorted; the lane of each)
         # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
         # it with a plain load (see _check_atomic_race)
         self._atomic_by: dict[Region, np.ndarray] = {}
@@ -190,8 +191,13 @@ class Recorder:
     def _start_program(self, program: tuple):
         self.program = program
         self._programs_of_launch.append(program)
+        self._lane_of = {}  # this program's stores: per region, each element's lane (see _check_lanes)
         self.program_names.append((self._grid_launches, program))
         self._watch()
+
+    def barrier(self):
+        """tl.debug_barrier: every lane's stores before it are seen by every lane after it."""
+        self._lane_of = {}
 
     def _watch(self):
         """Stop the kernel (OverBudget) if the watchdog finds a budget exceeded by the counts so far."""
@@ -265,12 +271,40 @@ class Recorder:
             first = sorted(set((outside // region.itemsize).tolist()))[:4]
             self._stop(kind, region, int(bad.sum()), addrs.size, first, data,
                        [r for r in regions if r is not region], width)
+        positions = np.flatnonzero(active) + (hash(data.shape) % (1 << 20) << 32)  # each lane: its shape and place
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
             mine = addrs[lanes]
             if mine.size:
+                if kind != "atomic" and width == region.itemsize:
+                    self._check_lanes(kind, region, (mine - np.int64(region.start)) // width, positions[lanes],
+                                      None if values is None else values[lanes])
                 self._count(kind, region, mine - np.int64(region.start), width,
                             None if values is None else values[lanes], racy)
+
+    def _check_lanes(self, kind: str, region: Region, elements: np.ndarray, lanes: np.ndarray, values):
+        """Races inside one program, between its lanes (threads on a GPU, one after another here): two lanes of one
+        tl.store writing one element with different values (which lands is undefined), and a load of an element
+        that another lane of this program stored, with no tl.debug_barrier between (the load may run first)."""
+        if self.race is not None and region.map is None:
+            return
+        known, by = self._lane_of.get(region, (np.empty(0, np.int64), np.empty(0, np.int64)))  # sorted elements
+        if kind == "load":
+            if known.size:
+                at = np.minimum(np.searchsorted(known, elements), known.size - 1)
+                clash = np.flatnonzero((known[at] == elements) & (by[at] != lanes))
+                if clash.size and self.race is None:
+                    self._race("lane read", region, int(elements[clash[0]]), len(self._programs_of_launch) - 1)
+            return
+        if values is not None and np.unique(elements).size < elements.size:
+            order = np.argsort(elements, kind="stable")
+            at, bits = elements[order], _bits(np.asarray(values)[order])
+            clash = np.flatnonzero((at[1:] == at[:-1]) & (bits[1:] != bits[:-1]))
+            if clash.size and self.race is None:
+                self._race("lane write", region, int(at[clash[0]]), len(self._programs_of_launch) - 1)
+        # the last store of each element names its lane: newest first, np.unique keeps the first of each
+        elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
+        self._lane_of[region] = (elements, np.concatenate([lanes[::-1], by])[first])
 
     def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
         """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
@@ -523,6 +557,12 @@ class Recorder:
     def dead_dot_work(self) -> int:
         """Multiply-adds of tl.dot calls whose results never reached a store."""
         return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if not self.dot_is_live(index))
+
+
+def _bits(values: np.ndarray) -> np.ndarray:
+    """Each value's bit pattern as an unsigned integer (NaNs with one payload are equal, 0.0 and -0.0 are not)."""
+    values = np.ascontiguousarray(values)
+    return values.view(f"u{values.itemsize}") if values.itemsize in (1, 2, 4, 8) else values
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the grader's worker modules: never the learner's frames

@@ -286,7 +286,8 @@ class Violation:
 @dataclass
 class Race:
     """Two programs of one launch touched one element without atomics, and one of them stored it."""
-    kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored
+    kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored; "lane write",
+    # "lane read": the same, between two lanes of one program (first is second)
     region: Region
     element: int
     first: tuple  # the program that stored it first
@@ -308,6 +309,16 @@ class Race:
         name += f" (passed as {', '.join(passed)})" if passed else ""
         if self.atomic:
             return self._atomic_message(name)
+        if self.kind == "lane write":
+            return (f"two lanes of one tl.store in program {self.second} wrote {name} with different values: on a GPU "
+                    "the lanes are threads that store at once, and which value lands is undefined (the interpreter "
+                    "keeps the last). Give each element one lane: check the offsets this store computes\n"
+                    f"  at {self.where}: {self.code}")
+        if self.kind == "lane read":
+            return (f"program {self.second} read {name}, which another lane of the same program stored: on a GPU the "
+                    "lanes are threads, and without a barrier the load may run before the other thread's store. Keep "
+                    "the value in a variable instead of reading it back (or put tl.debug_barrier() between)\n"
+                    f"  at {self.where}: {self.code}")
         if self.kind == "write" and self.whole:
             return (f"programs {self.first} and {self.second} stored the very same elements of {self.region.label} "
                     f"(from {name} on): every program works on the same block, so the rest is never written. Start "
