@@ -61,4 +61,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # write one element with different values
     "cheating/p01_reads_another_lanes_store.py": ("race", "which another lane of the same program stored"),
     "cheating/p01_two_lanes_store_one_element.py": ("race", "two lanes of one tl.store in program (0, 0, 0) wrote"),
+    # a kernel that tests for the grader's NaN poison (x != x) and swaps in what it wants: masked lanes loaded with
+    # no other= taken as the softmax's padding, and an output read before it is written with the NaN cleaned away
+    # (a GPU's memory holds whatever it held): every other case's poison is a number (guards.poison_finite)
+    "cheating/p04_padding_from_the_poison.py": ("mismatch", "11137 of 11137 elements of z wrong"),
+    "cheating/p01_cleans_the_poison_of_its_output.py": ("mismatch", "elements of z wrong"),
 }

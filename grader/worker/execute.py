@@ -160,7 +160,7 @@ def _lost_the_gpu(exc: BaseException) -> bool:
 def _written_natively(out: torch.Tensor) -> torch.Tensor | None:
     if out.dtype != torch.float32 or not out.is_cuda:
         return None
-    return (out.view(torch.int32) != POISON_BITS).cpu()
+    return (out.view(torch.int32) != guards.poison_bits()).cpu()
 
 
 def _accesses(recorder) -> list[dict]:
@@ -210,6 +210,10 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
+    # The first case's poison is the NaN that reports name (an output read before it is written, a lane loaded
+    # with no other=); every other case's is a number, so that a kernel cannot test for the NaN (x != x) instead
+    guards.poison_finite([c.name for c in puzzle.cases].index(case.name) % 2 == 1
+                         if case.name in [c.name for c in puzzle.cases] else False)
     inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
     fenced, args, on_device = _placed(puzzle, inputs, device)
 

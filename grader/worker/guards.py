@@ -21,6 +21,27 @@ from torch.utils._python_dispatch import TorchDispatchMode
 GUARD_BYTES = 4096  # per side: a whole number of 16-byte units, so a tensor keeps the alignment TMA needs
 PATTERN = 0xA5  # the guard zones' byte
 POISON_BITS = 0x7FC0DEAD  # a fresh float32 output's elements: a NaN with a payload no arithmetic produces
+# In every other case of a puzzle (poison_finite), a number instead: a kernel that tests for the NaN (x != x) and
+# swaps in what it wants would otherwise pass, where a GPU's memory holds whatever it held. Float32 about 1000.2,
+# and 1000 in the other float widths (bfloat16 and float16 hold it exactly).
+FINITE_POISON_BITS, FINITE_POISON = 0x447A0DEA, 1000.0
+_finite = False
+
+
+def poison_finite(finite: bool) -> None:
+    """This case's poison: a NaN with the grader's payload, or (finite) a number."""
+    global _finite
+    _finite = finite
+
+
+def poison_bits() -> int:
+    """The bits of a fresh float32 element in this case."""
+    return FINITE_POISON_BITS if _finite else POISON_BITS
+
+
+def poison_value() -> float:
+    """A fresh element of another float width in this case."""
+    return FINITE_POISON if _finite else float("nan")
 
 # aten ops (by overload packet) that make a fresh tensor: each result is moved into a guarded buffer.
 _ALLOCATING = frozenset(f"aten.{name}" for name in (
@@ -53,7 +74,7 @@ class Guards:
         inner = buffer[GUARD_BYTES:GUARD_BYTES + size].view(tensor.dtype)
         placed = inner.as_strided(tensor.shape, tensor.stride(), inner.storage_offset())
         if poison and tensor.dtype == torch.float32:
-            inner.view(torch.int32).fill_(POISON_BITS)
+            inner.view(torch.int32).fill_(poison_bits())
         elif span:
             placed.copy_(tensor)
         self.zones.append(_Zone(label, buffer, size))
@@ -120,7 +141,7 @@ class allocations(TorchDispatchMode):  # noqa: N801 (used as a context manager, 
 class poisoned_allocations(TorchDispatchMode):  # noqa: N801 (a context manager, like torch's own modes)
     """In the interpreter, what ``allocations`` does to a fresh tensor's own elements, without the zones (the
     recorder checks every lane): each float tensor the launcher makes with torch.empty & co. holds a NaN, float32
-    the grader's poison, as natively. A kernel that reads an output before it writes it (acc = tl.load(z_ptr + i),
+    the grader's poison, as natively (in every other case a number: poison_finite). A kernel that reads an output before it writes it (acc = tl.load(z_ptr + i),
     with z from torch.empty) then gets NaN on every machine, not whatever the allocator left there: on a CPU that
     is often zeros, and such a kernel passed."""
 
@@ -129,8 +150,8 @@ class poisoned_allocations(TorchDispatchMode):  # noqa: N801 (a context manager,
         if str(func.overloadpacket) in _UNFILLED and isinstance(out, torch.Tensor) and out.is_floating_point() \
                 and out.device.type == "cpu" and out.numel():
             if out.dtype == torch.float32 and out.is_contiguous():
-                out.view(torch.int32).fill_(POISON_BITS)
+                out.view(torch.int32).fill_(poison_bits())
             else:
-                out.fill_(float("nan"))
+                out.fill_(poison_value())
         return out
 

@@ -144,13 +144,16 @@ def _poisoned_other(ptrs):
     except Exception:  # a dtype the interpreter does not map, or a reorganised interpreter
         return None
     from grader.transfer import UNDEFINED_NAN32
+    from grader.worker import guards
 
-    nan32 = np.array([UNDEFINED_NAN32], dtype=np.uint32).view(np.float32)
-    if dtype.kind == "f":  # a NaN with the grader's payload (transfer.UNDEFINED_NAN32), in this float's width
-        fill = nan32.astype(dtype)[0]
+    # a NaN with the grader's payload (transfer.UNDEFINED_NAN32), or in every other case a number (guards.poison_bits)
+    bits = guards.FINITE_POISON_BITS if guards.poison_bits() != guards.POISON_BITS else UNDEFINED_NAN32
+    float32 = np.array([bits], dtype=np.uint32).view(np.float32)
+    if dtype.kind == "f":  # in this float's width
+        fill = float32.astype(dtype)[0]
     elif dtype.kind in "iu":
-        # bfloat16 lives in uint16 here: the top half of the float32 NaN; any other integer gets its largest value
-        fill = UNDEFINED_NAN32 >> 16 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
+        # bfloat16 lives in uint16 here: the top half of the float32; any other integer gets its largest value
+        fill = bits >> 16 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
     else:
         return None
     return interpreter.TensorHandle(np.full(np.shape(ptrs.data), fill, dtype=dtype), element)
