@@ -66,4 +66,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # (a GPU's memory holds whatever it held): every other case's poison is a number (guards.poison_finite)
     "cheating/p04_padding_from_the_poison.py": ("mismatch", "11137 of 11137 elements of z wrong"),
     "cheating/p01_cleans_the_poison_of_its_output.py": ("mismatch", "elements of z wrong"),
+    # a persistent kernel that tested NUM_PROGRAMS == 4 (the interpreter's count, never a GPU's): each case now
+    # has its own count, an H200's 132 among them (compose.interpreter_programs)
+    "cheating/p01_persistent_knows_the_interpreter.py": ("mismatch", "1000 of 1000 elements of z wrong"),
 }

@@ -19,7 +19,7 @@ the left of a block fails.
 
 A kernel may declare a persistent variant: a last parameter ``NUM_PROGRAMS: tl.constexpr`` (the launcher does not
 pass it). The launcher's grid is then run on min(NUM_PROGRAMS, the grid's programs) programs along axis 0, with
-NUM_PROGRAMS the GPU's multiprocessor count (``INTERPRETER_PROGRAMS`` in the interpreter, so that the cases make
+NUM_PROGRAMS the GPU's multiprocessor count (``PROGRAMS_BY_CASE`` in the interpreter, so that the cases make
 every program loop). Program p does the launcher's programs p, p + NUM_PROGRAMS, ..., numbered along axis 0 first:
 its loop finds their ids from its own arguments.
 """
@@ -36,7 +36,18 @@ from grader import env
 
 PERSISTENT = "NUM_PROGRAMS"
 GIVEN_FOLDERS: set[str] = set()  # where build() put puzzles' code: a frame there is the puzzle's, not the learner's
-INTERPRETER_PROGRAMS = 4  # multiprocessors a persistent kernel gets in the interpreter
+INTERPRETER_PROGRAMS = 4  # multiprocessors a persistent kernel gets in the interpreter, in a puzzle's first case
+# and in each case after it in turn (``interpreter_programs``): small counts, so that the cases make every program
+# loop, and the counts of common GPUs (an H100 or H200's 132, an A100's 108), so that a kernel that tests the count
+# (NUM_PROGRAMS == 4, true only in the interpreter) cannot be one kernel here and another on a GPU
+PROGRAMS_BY_CASE = (INTERPRETER_PROGRAMS, 3, 132, 5, 108, 2, 7)
+_programs = INTERPRETER_PROGRAMS
+
+
+def interpreter_programs(case_index: int) -> None:
+    """NUM_PROGRAMS in the interpreter for the case at this index of its puzzle's cases."""
+    global _programs
+    _programs = PROGRAMS_BY_CASE[case_index % len(PROGRAMS_BY_CASE)]
 LITERAL_CONSTANTS: dict[str, frozenset] = {}  # kernels' module -> its literal constants (module docstring)
 
 
@@ -58,9 +69,9 @@ class Persistent:
 
 
 def multiprocessors(device: str) -> int:
-    """NUM_PROGRAMS for a persistent kernel: the GPU's multiprocessors, or INTERPRETER_PROGRAMS on the CPU."""
+    """NUM_PROGRAMS for a persistent kernel: the GPU's multiprocessors, or this case's count on the CPU."""
     if device == "cpu":
-        return INTERPRETER_PROGRAMS
+        return _programs
     import torch
 
     return torch.cuda.get_device_properties(torch.device(device)).multi_processor_count

@@ -27,7 +27,7 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import compiler_advice, gpu_compile, guards, instrument, launcher_guard, ttir
+from grader.worker import compiler_advice, compose, gpu_compile, guards, instrument, launcher_guard, ttir
 from grader.worker.bounds_hint import bounds_hint
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
@@ -212,8 +212,11 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     started = time.perf_counter()
     # The first case's poison is the NaN that reports name (an output read before it is written, a lane loaded
     # with no other=); every other case's is a number, so that a kernel cannot test for the NaN (x != x) instead
-    guards.poison_finite([c.name for c in puzzle.cases].index(case.name) % 2 == 1
-                         if case.name in [c.name for c in puzzle.cases] else False)
+    # (and a persistent kernel's NUM_PROGRAMS in the interpreter is the case's own: compose.interpreter_programs)
+    names = [c.name for c in puzzle.cases]
+    index = names.index(case.name) if case.name in names else 0
+    guards.poison_finite(index % 2 == 1)
+    compose.interpreter_programs(index)
     inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
     fenced, args, on_device = _placed(puzzle, inputs, device)
 
