@@ -278,8 +278,9 @@ class Dots:
         if dead:
             message += (f" {dead} multiply-adds of tl.dot never reached a stored value: a product multiplied by "
                         "zero, overwritten before it is stored, cancelled (d - d: what is stored does not move when "
-                        "the tl.dot's result is perturbed), or used only in a mask, a pointer or a condition, is dead "
-                        "work and does not count.")
+                        "the tl.dot's result is perturbed), used only in a mask, a pointer or a condition, or a "
+                        "product of blocks that no input's values fill (a tl.dot of ones), is dead work and does not "
+                        "count.")
         if dropped:
             where = ", ".join(location(file, line) for file, line in sorted(dropped))
             removed = sum(w for line, w in live if line in dropped)

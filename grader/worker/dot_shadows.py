@@ -91,6 +91,14 @@ class DotShadows:
     OPAQUE = ("create_inline_asm", "create_descriptor_gather", "create_descriptor_scatter", "create_barrier",
               "create_atomic_poll")
 
+    # The inputs' values, nudged where they are loaded (in proportion, so a zero stays zero): a tl.dot whose operands
+    # do not move with them multiplies blocks that no input fills (a tl.dot of ones, (a == a), beside products on
+    # CUDA cores, minus the constant it yields), and its work counts for nothing however its result is used. (An
+    # operand computed from another tl.dot's result may hold still: a softmax over one key is 1 whatever the
+    # scores; instrument._wrap_dot lets it pass where that tl.dot was fed.)
+    INPUT = ("the inputs' values", 1)
+    NUDGE_INPUT = 2.0 ** -5
+
     def __init__(self):
         self.moved: set = set()  # perturbations (kernel lines of tl.dot, or ALL) that moved a stored value
         self._patterns: dict[tuple, np.ndarray] = {}
@@ -115,6 +123,26 @@ class DotShadows:
             return
         self.lines.append(line)
         self.shown |= {group | {line} for group in self.shown}
+
+    def load(self, result, mask) -> None:
+        """A load: its float lanes get the INPUT shadow (each nudged by NUDGE_INPUT of itself, up or down)."""
+        real = _numbers(result.data, result.dtype)
+        if real.dtype.kind != "f" or not real.size:
+            return
+        pattern = self._pattern(real.shape)
+        nudged = real * (1.0 + self.NUDGE_INPUT * np.where(pattern < 0, -1.0, 1.0) * (0.5 + 0.5 * np.abs(pattern)))
+        if mask is not None:
+            nudged = np.where(np.broadcast_to(np.asarray(mask.data, dtype=bool), real.shape), nudged, real)
+        if getattr(result.dtype, "name", "") == "bf16":  # back to bfloat16's bits, rounded to nearest even
+            bits = nudged.astype(np.float32).view(np.uint32).astype(np.uint64)
+            nudged = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        else:
+            nudged = nudged.astype(np.asarray(result.data).dtype)
+        self._keep(result, {**self.of(result), self.INPUT: nudged})
+
+    def fed(self, operand) -> bool:
+        """Whether a tl.dot's operand moves with the inputs' values (an operand of zeros is no work, and passes)."""
+        return self.INPUT in self.of(operand) or not np.any(operand.data)
 
     def _pattern(self, shape: tuple) -> np.ndarray:
         """Per element, a sign and size in [-1, 1], fixed for each shape (so equal products move equally)."""
@@ -257,7 +285,7 @@ class DotShadows:
         if not (active is None or real.shape == ()):
             lanes = np.broadcast_to(active, np.broadcast_shapes(real.shape, active.shape))
         self._group_moves(shadows, real, lanes, value.dtype)
-        for base in {key[0] for key in shadows if not self._per_line(key[0])} - self.moved:
+        for base in {key[0] for key in shadows if not self._per_line(key[0])} - self.moved - {self.INPUT[0]}:
             up, down = (shadows.get((base, sign), real) for sign in (1, -self.BACK))
             if lanes is not None:
                 up, down, written = (np.broadcast_to(v, lanes.shape)[lanes] for v in (up, down, real))

@@ -192,7 +192,10 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
                     args = (*args[:_OTHER_AT], poison, *args[_OTHER_AT + 1:])
-        return original(*args, **kwargs)
+        result = original(*args, **kwargs)
+        if kind == "load" and _active is not None and _active.shadows is not None:
+            _active.shadows.load(result, mask)
+        return result
     return wrapper
 
 
@@ -235,7 +238,7 @@ def _wrap_tagging(original, name):
         if rounding and _active is not None and _active.dot_calls:
             _note_rounding(name, result, args)
         if _active is not None:
-            if _active.shadows is not None and _active.dot_calls and name != "create_dot":  # see _wrap_dot
+            if _active.shadows is not None and name != "create_dot":  # see _wrap_dot
                 _active.shadows.op(original, name, result, args, kwargs)
             _active._tag(result, args)
             if splat and isinstance(getattr(result, "attr", None), dict):
@@ -314,6 +317,8 @@ def _wrap_dot(original):
                 _active.dot_lines[line] = (calls + 1, total + work)
             counted = len(_active.dot_calls)
             _active.dot_calls.append((line, work, m, n))
+            if _active.shadows is not None and not all(_active.shadows.fed(h) or _fed_dots(h) for h in (a, b)):
+                _active.unfed_dots.add(counted)
         _active._carry_dots(result, args[:3], multiply=False)  # what the operands and the accumulator came from
         if counted is not None and isinstance(getattr(result, "attr", None), dict):
             result.attr[_DOTS] = result.attr.get(_DOTS, frozenset()) | {counted}
@@ -321,6 +326,12 @@ def _wrap_dot(original):
             _active.shadows.dot(original, line, result, (a, b), args[2:], kwargs, own=counted is not None)
         return result
     return wrapper
+
+
+def _fed_dots(handle) -> set:
+    """The tl.dot calls, fed by the inputs' values, whose results `handle` was computed from."""
+    attr = getattr(handle, "attr", None)
+    return set(attr.get(_DOTS, ())) - _active.unfed_dots if isinstance(attr, dict) else set()
 
 
 def _wrap_reduce(apply):
@@ -331,7 +342,7 @@ def _wrap_reduce(apply):
         if _active is not None and getattr(getattr(combine, "fn", combine), "__name__", "") == "_sum_combine":
             _refuse_16_bit_sum("sum", input if isinstance(input, (tuple, list)) else (input,))
         result = apply(self, input, *args, **kwargs)
-        if _active is not None and _active.shadows is not None and _active.dot_calls:
+        if _active is not None and _active.shadows is not None:
             _active.shadows.reduce(apply, self, input if isinstance(input, (tuple, list)) else (input,), result,
                                    args, kwargs)
         if _active is not None and _active.dot_calls:

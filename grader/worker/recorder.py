@@ -90,6 +90,7 @@ class Recorder:
         # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
         self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
         self.live_dots: set[int] = set()
+        self.unfed_dots: set[int] = set()  # tl.dot calls whose operands no input's values fill (DotShadows.fed)
         # Set by the grader where the tl.dot budget applies: DotShadows, which perturbs each tl.dot's result and
         # keeps the perturbations that moved a stored value (see DotShadows).
         self.shadows: DotShadows | None = None
@@ -550,7 +551,7 @@ class Recorder:
     def dot_is_live(self, index: int) -> bool:
         """Whether tl.dot call `index` did work that reached a store: its result (not multiplied by a constant
         zero, nor overwritten) reached one, and, where DotShadows watched, perturbing its result moved one."""
-        if index not in self.live_dots:
+        if index not in self.live_dots or index in self.unfed_dots:
             return False
         return self.shadows is None or self.shadows.moved_a_store(self.dot_calls[index][0])
 
