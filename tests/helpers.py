@@ -160,6 +160,7 @@ class Mutation:
     also: tuple[tuple[str, str], ...] = ()  # further (old, new) edits the same mistake needs
     beyond: bool = False  # a mistake in the solution's "beyond the lesson" path (beyond_text), not in the lesson
     own_launcher: bool = False  # a mistake in the launcher (or a path only it takes): graded on the practice path
+    not_said: str = ""  # a hint that points the wrong way for this mistake: it must not be in the default report
 
     def apply(self, text: str) -> str:
         """Edit the code only, never the docstring (whose hints quote the same lines). Fails loudly if the
@@ -191,6 +192,7 @@ def rejected_case(mutation: Mutation, tmp_path):
     case = failed_case(result)
     assert case.reason == mutation.reason, report(result)
     assert mutation.clue in f"{case.message}\n{case.hint or ''}", report(result)
+    assert not mutation.not_said or mutation.not_said not in f"{case.message}\n{case.hint or ''}", report(result)
     return result, case
 
 

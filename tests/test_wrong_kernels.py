@@ -417,6 +417,8 @@ MUTATIONS = [
              "mismatch", "divide by max(n, 1)",
              also=(("factor = tl.where(target == IGNORE_INDEX, 0.0, factor)",
                     "factor = factor * (target != IGNORE_INDEX).to(tl.float32)"),)),
+    Mutation(15, "lse in natural units fed to exp2", "p = tl.exp(x - lse)", "p = tl.exp2(x * 1.4426950408889634 - lse)",
+             "mismatch", "lse is a natural log. With exp2, multiply both x and lse by log2(e)"),
     Mutation(15, "exp(x) / exp(lse)", "p = tl.exp(x - lse)", "p = tl.exp(x) / tl.exp(lse)", "mismatch",
              "an exp that overflows"),
     Mutation(15, "target's 1 in the block's own column", "tl.where(cols == target, 1.0, 0.0)",
@@ -471,6 +473,11 @@ MUTATIONS = [
              "dk = tl.zeros([H_PAD, D_PAD], dtype=tl.float16)", "gpu_compile",
              "`dk` starts as float16 and becomes float32 in the loop"),
     # puzzle 17
+    Mutation(16, "dv from the source node's own dh",
+             "dv += tl.sum(p[:, :, None] * dh, axis=0)",
+             "dv += tl.sum(p[:, :, None] * tl.load(dh_ptr + node * (H * D) + row, mask=feature_mask, other=0.0)"
+             "[None, :, :], axis=0)", "mismatch", "elements of dv wrong",
+             not_said="offset by tl.program_id(0) * B0"),
     Mutation(17, "Δ summed in 16 bits", "tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
              "tl.sum(o * do, axis=1)", "error", "tl.sum of a float16 block adds in float16. Sum in float32"),
     Mutation(17, "dq summed by float16 dots", "dq = tl.dot(ds.to(k.dtype), k, dq)",
@@ -544,7 +551,7 @@ MUTATIONS = [
              "    if last > first:\n"
              "        tl.store(dk_ptr + keys[:, None] * D + feats[None, :], dk * scale, mask=key_ok[:, None])\n"
              "        tl.store(dv_ptr + keys[:, None] * D + feats[None, :], dv, mask=key_ok[:, None])",
-             "never_written", "never written"),
+             "never_written", "never written", not_said="NaN: a row with no neighbour"),
     Mutation(18, "Δ read but never written", "    tl.store(delta_ptr + rows, delta, mask=row_ok)\n", "", "mismatch",
              "delta is read (3.4x per element) but no kernel stored into it"),
     Mutation(18, "Δ summed over the wrong axis", "delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",

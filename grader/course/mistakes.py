@@ -292,14 +292,15 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: s
 
 
 def cross_entropy_backward(inputs, mean: str = "counted", with_dloss: bool = True, onehot: bool = True,
-                           zero_ignored: bool = True, onehot_block: int = 0) -> torch.Tensor:
+                           zero_ignored: bool = True, onehot_block: int = 0, lse_units: str = "natural") -> torch.Tensor:
     """Puzzle 15's dx, with a common mistake: the mean over "counted" rows (right), over "all" rows, or "none"
     (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed; with
     onehot_block, the 1 subtracted in every block of that many columns at the block's own column `target`
-    (tl.arange(0, BLOCK_V) == target: a local column taken for the global one)."""
+    (tl.arange(0, BLOCK_V) == target: a local column taken for the global one); with lse_units "log2", p as
+    exp2(x log2(e) - lse), the natural-log lse taken for a base-2 one."""
     x, target = inputs["x"], inputs["target"]
     counted = target != specs.IGNORE_INDEX
-    p = torch.softmax(x, dim=1)
+    p = torch.softmax(x, dim=1) if lse_units == "natural" else torch.exp(x - inputs["lse"][:, None] * math.log(2))
     if onehot and onehot_block:
         local = torch.arange(x.shape[1]) % onehot_block
         p = p - ((local[None, :] == target[:, None]) & counted[:, None]).to(x.dtype)

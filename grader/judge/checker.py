@@ -129,8 +129,8 @@ def _first_block_only(bad, blocks):
 
 def _first_rows_only(bad, blocks):
     """Right only for the first program's rows: the program id was not used."""
-    block = blocks.get("B0", 1)
-    return bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
+    block = blocks.get("B0")  # (a puzzle with no B0 has no rows per program to name)
+    return bool(block) and bad.shape[0] > block and not bad[:block].any() and bool(bad[block:].all())
 
 
 def _elements_per_program(unwritten, blocks) -> int:
@@ -227,7 +227,10 @@ def hint(yours: torch.Tensor, expected: torch.Tensor, allowed: torch.Tensor, dia
                   "NaN from an undefined lane: a masked load without other= fed this output. Its masked-off lanes "
                   "are undefined (the grader fills them with NaN; a GPU leaves whatever was there), and even a "
                   "weight of 0 times NaN is NaN: give the load other= (0.0 for what is summed, -inf for a max)")]
-    detectors += [(lambda h=h: h.check(inputs, yours64, blocks), h.text) for h in puzzle_hints] + [
+    # a puzzle's hints read what the kernel stored: an element never written holds the grader's NaN, which no
+    # mistake of arithmetic made (the first line names those elements); here it holds 0, as a GPU's memory may
+    written64 = yours64.masked_fill(diagnosis.unwritten, 0.0) if diagnosis.unwritten.shape == yours64.shape else yours64
+    detectors += [(lambda h=h: h.check(inputs, written64, blocks), h.text) for h in puzzle_hints] + [
         (lambda: bool(nonfinite.any()),
          "NaN or inf where the answer is finite: a masked load without other= (the grader fills masked lanes "
          "with NaN, as undefined as on a GPU), an exp that overflows (subtract the max first), or a 0/0?"),

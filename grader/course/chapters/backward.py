@@ -264,6 +264,9 @@ CROSS_ENTROPY_BACKWARD_HINTS = (
          "compare the global column, cols = tl.program_id(1) * BLOCK_V + tl.arange(0, BLOCK_V), with target"),
     Hint("target not subtracted", _cross_entropy_with(onehot=False),
          "the target's 1 is not subtracted: dx = factor * (p - 1) in the column cols == target"),
+    Hint("lse in the wrong units", _cross_entropy_with(lse_units="log2"),
+         "p is off by a factor per row: lse is a natural log. With exp2, multiply both x and lse by log2(e): "
+         "tl.exp2((x - lse) * 1.4426950408889634)"),
     Hint("ignored rows not zeroed", _cross_entropy_with(zero_ignored=False),
          "a row whose target is -100 does not count: its dx is 0"),
 )
