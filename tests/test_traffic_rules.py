@@ -32,7 +32,8 @@ BROKEN = [
     (11, "cheating/p11_dot_overwritten.py", "budget", "tl.dot did 0% of the multiply-adds"),
     (11, "cheating/p11_dot_minus_itself.py", "budget", "cancelled (d - d: what is stored does not move"),
     (11, "cheating/p11_two_dots_cancel.py", "budget", "tl.dot did 0% of the multiply-adds"),
-    (12, "cheating/p12_pv_on_cuda_cores_dot_cancelled.py", "budget", "multiply-adds of tl.dot never reached a stored value"),
+    (12, "cheating/p12_pv_on_cuda_cores_dot_cancelled.py", "budget",
+     "multiply-adds of tl.dot never reached a stored value"),
     (5, "cheating/p05_row_in_a_dozen_tiles.py", "mismatch", "first at [0, 48]"),
 ]
 

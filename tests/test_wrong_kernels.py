@@ -478,6 +478,11 @@ MUTATIONS = [
              "dv += tl.sum(p[:, :, None] * tl.load(dh_ptr + node * (H * D) + row, mask=feature_mask, other=0.0)"
              "[None, :, :], axis=0)", "mismatch", "elements of dv wrong",
              not_said="offset by tl.program_id(0) * B0"),
+    Mutation(16, "dk and dv stores swapped", "tl.store(dk_ptr + node * (H * D) + row, dk * scale, mask=feature_mask)",
+             "tl.store(dv_ptr + node * (H * D) + row, dk * scale, mask=feature_mask)", "mismatch",
+             "your dk holds what dv should, and your dv what dk should: the two are swapped",
+             also=(("tl.store(dv_ptr + node * (H * D) + row, dv, mask=feature_mask)",
+                    "tl.store(dk_ptr + node * (H * D) + row, dv, mask=feature_mask)"),)),
     Mutation(17, "Δ summed in 16 bits", "tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1)",
              "tl.sum(o * do, axis=1)", "error", "tl.sum of a float16 block adds in float16. Sum in float32"),
     Mutation(17, "dq summed by float16 dots", "dq = tl.dot(ds.to(k.dtype), k, dq)",

@@ -292,7 +292,8 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: s
 
 
 def cross_entropy_backward(inputs, mean: str = "counted", with_dloss: bool = True, onehot: bool = True,
-                           zero_ignored: bool = True, onehot_block: int = 0, lse_units: str = "natural") -> torch.Tensor:
+                           zero_ignored: bool = True, onehot_block: int = 0,
+                           lse_units: str = "natural") -> torch.Tensor:
     """Puzzle 15's dx, with a common mistake: the mean over "counted" rows (right), over "all" rows, or "none"
     (a sum); dloss left out; the target's 1 not subtracted; rows with target IGNORE_INDEX not zeroed; with
     onehot_block, the 1 subtracted in every block of that many columns at the block's own column `target`

@@ -7,6 +7,7 @@ There is no fixed absolute tolerance, so a small output cannot hide a large rela
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -304,6 +305,23 @@ def output_read_unwritten(accesses, outputs, outs, expected) -> str | None:
 
 # -- every output of a case ----------------------------------------------------------------------
 
+def _swapped(names, outputs, expected, allowances, diagnoses) -> str | None:
+    """'dk holds what dv should, ...' where two wrong outputs each hold the other's answer (two stores swapped)."""
+    wrong = {id(value) for _, value, _, _ in diagnoses}
+    for i, j in itertools.combinations(range(len(names)), 2):
+        one, other = outputs[i], outputs[j]
+        if id(one) not in wrong or id(other) not in wrong or not isinstance(one, torch.Tensor) or \
+                not isinstance(other, torch.Tensor) or one.shape != other.shape or allowances[i] is None or \
+                allowances[j] is None:
+            continue
+        mine, theirs = one.detach().to("cpu", torch.float64), other.detach().to("cpu", torch.float64)
+        if bool(within(mine, expected[j], allowances[j]).all()) and \
+                bool(within(theirs, expected[i], allowances[i]).all()):
+            return (f"your {names[i]} holds what {names[j]} should, and your {names[j]} what {names[i]} should: the "
+                    "two are swapped (check which pointer each tl.store writes, and which sum goes into which)")
+    return None
+
+
 @dataclass
 class Verdict:
     """Why a case's outputs are wrong, ready for a CaseResult."""
@@ -321,18 +339,20 @@ def check_outputs(names, outputs, expected, written, tolerances, inputs: Mapping
     Every wrong output is reported, not only the first: one mistake upstream of several outputs (a missing
     scale changes e_out and h alike) shows in each, and that pattern is itself a clue."""
     diagnoses = []
-    allowances = allowances or [None] * len(expected)
-    for name, value, exp, was_written, tolerance, allowed in zip(names, outputs, expected, written, tolerances,
-                                                                  allowances):
-        allowed = tolerance.allowed(inputs, exp) if allowed is None else allowed
+    allowances = list(allowances or [None] * len(expected))
+    for index, (name, value, exp, was_written, tolerance, allowed) in enumerate(zip(
+            names, outputs, expected, written, tolerances, allowances)):
+        allowed = allowances[index] = tolerance.allowed(inputs, exp) if allowed is None else allowed
         diagnosis = compare(name, value, exp, allowed, was_written, tolerance)
         if diagnosis is not None:
             diagnoses.append((diagnosis, value, exp, allowed))
     if not diagnoses:
         return None
     first = diagnoses[0][0]
+    swapped = _swapped(names, outputs, expected, allowances, diagnoses)
     hints = (hint(value, exp, allowed, diagnosis, blocks, inputs, puzzle_hints)
              for diagnosis, value, exp, allowed in diagnoses)
+    hints = itertools.chain([swapped], hints)
     return Verdict("mismatch" if first.wrong else "never_written",
                    "\n".join(line for diagnosis, *_ in diagnoses for line in diagnosis.lines),
                    next((text for text in hints if text), None), first.listed)

@@ -141,9 +141,9 @@ class allocations(TorchDispatchMode):  # noqa: N801 (used as a context manager, 
 class poisoned_allocations(TorchDispatchMode):  # noqa: N801 (a context manager, like torch's own modes)
     """In the interpreter, what ``allocations`` does to a fresh tensor's own elements, without the zones (the
     recorder checks every lane): each float tensor the launcher makes with torch.empty & co. holds a NaN, float32
-    the grader's poison, as natively (in every other case a number: poison_finite). A kernel that reads an output before it writes it (acc = tl.load(z_ptr + i),
-    with z from torch.empty) then gets NaN on every machine, not whatever the allocator left there: on a CPU that
-    is often zeros, and such a kernel passed."""
+    the grader's poison, as natively (in every other case a number: poison_finite). A kernel that reads an output
+    before it writes it (acc = tl.load(z_ptr + i), with z from torch.empty) then gets NaN on every machine, not
+    whatever the allocator left there: on a CPU that is often zeros, and such a kernel passed."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))

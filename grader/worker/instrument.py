@@ -449,7 +449,7 @@ def _wrap_builder(builder) -> None:
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
     if callable(getattr(builder, "create_barrier", None)):
-        setattr(builder, "create_barrier", _barrier(builder.create_barrier))
+        builder.create_barrier = _barrier(builder.create_barrier)
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _nonzero_divisor(getattr(builder, name), name))

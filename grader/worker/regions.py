@@ -316,7 +316,8 @@ class Race:
             return (f"two lanes of one tl.store in program {self.second} wrote {name} with different values: on a GPU "
                     "the lanes are threads that store at once, and which value lands is undefined (the interpreter "
                     "keeps the last). If lanes add into shared elements (a scatter), use tl.atomic_add; otherwise "
-                    f"give each element one lane (check the offsets this store computes)\n  at {self.where}: {self.code}")
+                    "give each element one lane (check the offsets this store computes)\n"
+                    f"  at {self.where}: {self.code}")
         if self.kind == "lane read":
             return (f"program {self.second} read {name}, which another lane of the same program stored: on a GPU the "
                     "lanes are threads, and without a barrier the load may run before the other thread's store. Keep "
