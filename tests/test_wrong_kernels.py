@@ -375,6 +375,12 @@ MUTATIONS = [
              "cancelled (d - d: what is stored does not move"),
     # puzzle 14
     Mutation(14, "Δ left out", "y * (dy - delta[:, None])", "y * dy", "mismatch", "Δ is missing"),
+    Mutation(14, "dx without its factor y", "y * (dy - delta[:, None])", "dy - delta[:, None]", "mismatch",
+             "dx is dy - Δ: the factor y is missing"),
+    Mutation(14, "lanes past the row's end loaded as 1 in the Δ loop",
+             'mask=mask, other=0.0, eviction_policy="evict_last")',
+             'mask=mask, other=1.0, eviction_policy="evict_last")',
+             "mismatch", "Δ is too large by the number of lanes past the row's end", count=2),
     Mutation(14, "Δ not multiplied by y", "y * (dy - delta[:, None])", "y * dy - delta[:, None]", "mismatch",
              "Δ must be multiplied by y too"),
     Mutation(14, "Δ of dy alone", "delta += tl.sum(y * dy, axis=1)", "delta += tl.sum(dy, axis=1)", "mismatch",

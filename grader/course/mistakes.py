@@ -265,11 +265,14 @@ def graph_attention(inputs, clip_features=True, e_out_in_slot_order=False, paddi
 # -- chapter 5: backward passes (puzzles 14-16) -------------------------------------------------------------------
 
 def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: str = "row",
-                     y_on_delta: bool = True, rows_per_delta: int = 1) -> torch.Tensor:
+                     y_on_delta: bool = True, rows_per_delta: int = 1, y_factor: bool = True,
+                     padded_lanes: float = 0.0) -> torch.Tensor:
     """Puzzle 14's dx = y (dy - Δ), with Δ taken as `delta` says: over the "row" (right); "none" (no Δ at all);
     of "dy" alone (sum dy, without y); over the "first block" of `block` columns only; "running" (one loop that
     writes each block's dx with the sum of the blocks so far). Without y_on_delta, dx = y dy - Δ. With rows_per_delta,
-    one Δ shared by each group of that many rows (a program's B0 rows: tl.sum without axis=1)."""
+    one Δ shared by each group of that many rows (a program's B0 rows: tl.sum without axis=1). Without y_factor,
+    dx = dy - Δ. With padded_lanes, each of the row's lanes past its end (to a whole block) adds that much to Δ
+    (masked loads of y and dy with other=1.0)."""
     product = y * dy
     if delta == "row":
         total = product.sum(dim=1, keepdim=True)
@@ -284,10 +287,14 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor, block: int = 0, delta: s
         total = product.cumsum(dim=1)[:, ends - 1]
     else:
         raise ValueError(f"no such Δ: {delta!r}")
+    if padded_lanes:
+        total = total + padded_lanes * ((-y.shape[1]) % block)
     if rows_per_delta > 1:
         group = torch.arange(y.shape[0]) // rows_per_delta
         groups = torch.zeros(int(group.max()) + 1 if y.shape[0] else 0, 1, dtype=y.dtype)
         total = groups.index_add_(0, group, total)[group]
+    if not y_factor:
+        return dy - total
     return y * dy - (y * total if y_on_delta else total)
 
 

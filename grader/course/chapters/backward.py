@@ -147,6 +147,11 @@ SOFTMAX_BACKWARD_HINTS = (
          "each block's dx used the Δ of the blocks so far: Δ needs the whole row, so finish one loop for Δ, then "
          "write dx in a second"),
     Hint("sign flipped", _sign_flipped, "dx has the wrong sign: dx = y * (dy - Δ), not y * (Δ - dy)"),
+    Hint("dx without its factor y", _dx_with_delta(y_factor=False),
+         "dx is dy - Δ: the factor y is missing, dx = y * (dy - Δ[:, None])"),
+    Hint("lanes past the row's end counted in Δ", _dx_with_delta(padded_lanes=1.0),
+         "Δ is too large by the number of lanes past the row's end: in the loop for Δ, masked loads must add "
+         "nothing (other=0.0 for y and dy)"),
     Hint("one Δ per program", _one_delta_per_program,
          "one Δ was shared by a program's B0 rows (their sums added together): Δ is one number per row, "
          "tl.sum(y * dy, axis=1), a [B0] block"),
