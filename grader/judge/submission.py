@@ -198,11 +198,15 @@ def decoded(text: bytes | str, name: str) -> str:
         return text.removeprefix("\ufeff")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
+    except SyntaxError as exc:  # no coding line and bytes that are not UTF-8, or a coding line Python cannot use
+        if b"coding" not in b"".join(text.splitlines(keepends=True)[:2]):
+            encoding = "utf-8"
+        else:
+            raise Refused(f"{name}: {exc.msg}: save it as UTF-8") from None
+    try:
         return text.decode(encoding).removeprefix("\ufeff")
-    except (SyntaxError, LookupError) as exc:  # a coding line naming no encoding Python knows, or a BOM beside one
-        raise Refused(f"{name}: {exc.msg if isinstance(exc, SyntaxError) else exc}: save it as UTF-8") from None
     except UnicodeDecodeError as exc:
-        raise Refused(f"{name} is not {encoding} text (byte {exc.start}): save it as a UTF-8 Python file") from None
+        raise Refused(f"{name} is not {encoding.upper()} text (byte {exc.start}): save it as a Python file") from None
 
 
 def parse(text: bytes | str, name: str) -> ast.Module:

@@ -210,15 +210,8 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     if skip_reason(case, device, puzzle.number):
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
-    # The first case's poison is the NaN that reports name (an output read before it is written, a lane loaded
-    # with no other=); every other case's is a number, so that a kernel cannot test for the NaN (x != x) instead
-    # (and a persistent kernel's NUM_PROGRAMS in the interpreter is the case's own: compose.interpreter_programs)
-    names = [c.name for c in puzzle.cases]
-    index = names.index(case.name) if case.name in names else 0
-    guards.poison_finite(index % 2 == 1)
-    compose.interpreter_programs(index)
     inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
-    fenced, args, on_device = _placed(puzzle, inputs, device)
+    fenced, args, on_device = _placed(puzzle, case, inputs, device)
 
     def stop(outcome: transfer.Outcome) -> transfer.Execution:
         return transfer.Execution(early=outcome, **_record(recorder, puzzle), seconds=time.perf_counter() - started)
@@ -263,11 +256,23 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
 
-def _placed(puzzle: Puzzle, inputs: dict, device: str) -> tuple[guards.Guards | None, list, dict]:
+def _vary_by_case(puzzle: Puzzle, case: Case) -> None:
+    """What changes from case to case so that a kernel cannot tell the grader from a GPU. The first case's poison is
+    the NaN that reports name (an output read before it is written, a lane loaded with no other=); every other
+    case's is a number, so that a kernel cannot test for the NaN (x != x) instead; and a persistent kernel's
+    NUM_PROGRAMS in the interpreter is the case's own (compose.interpreter_programs)."""
+    names = [c.name for c in puzzle.cases]
+    index = names.index(case.name) if case.name in names else 0
+    guards.poison_finite(index % 2 == 1)
+    compose.interpreter_programs(index)
+
+
+def _placed(puzzle: Puzzle, case: Case, inputs: dict, device: str) -> tuple[guards.Guards | None, list, dict]:
     """The inputs as the launcher gets them: (the guard zones, or None on the CPU; the arguments in the spec's order;
     the same by name). Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its
     inputs. Natively each sits between guard zones, and so does every tensor the launcher makes
     (grader.worker.guards)."""
+    _vary_by_case(puzzle, case)
     fenced = guards.Guards() if device != "cpu" else None
     args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
             for a in spec_args(puzzle.spec)]

@@ -1,0 +1,156 @@
+"""Races, one concern of the access record (grader.worker.recorder.Recorder inherits these checks): two programs of
+one launch that touch one element without atomics, a plain access beside other programs' atomics, and two lanes
+of one program (threads on a GPU, one after another in the interpreter) that store one element or read what the
+other stored with no barrier between."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.worker.frames import _in_while_loop, _kernel_line
+from grader.worker.regions import Race, Region, _holds, _note_first_and_last, _steps, wrong_pitch
+
+
+class RaceChecks:
+    """The race checks of a Recorder (it holds the state they read: _stored_by, _atomic_by, _loaded_by, _lane_of,
+    _programs_of_launch, race, program, _pointers, launches)."""
+
+    def _check_lanes(self, kind: str, region: Region, elements: np.ndarray, lanes: np.ndarray, values):
+        """Races inside one program, between its lanes (threads on a GPU, one after another here): two lanes of one
+        tl.store writing one element with different values (which lands is undefined), and a load of an element
+        that another lane of this program stored, with no tl.debug_barrier between (the load may run first)."""
+        if self.race is not None and region.map is None:
+            return
+        known, by = self._lane_of.get(region, (np.empty(0, np.int64), np.empty(0, np.int64)))  # sorted elements
+        if kind == "load":
+            if known.size:
+                at = np.minimum(np.searchsorted(known, elements), known.size - 1)
+                clash = np.flatnonzero((known[at] == elements) & (by[at] != lanes))
+                if clash.size and self.race is None:
+                    self._race("lane read", region, int(elements[clash[0]]), len(self._programs_of_launch) - 1)
+            return
+        if values is not None and np.unique(elements).size < elements.size:
+            order = np.argsort(elements, kind="stable")
+            at, bits = elements[order], _bits(np.asarray(values)[order])
+            clash = np.flatnonzero((at[1:] == at[:-1]) & (bits[1:] != bits[:-1]))
+            if clash.size and self.race is None:
+                self._race("lane write", region, int(at[clash[0]]), len(self._programs_of_launch) - 1)
+        # the last store of each element names its lane: newest first, np.unique keeps the first of each
+        elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
+        self._lane_of[region] = (elements, np.concatenate([lanes[::-1], by])[first])
+
+    def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
+        """A store over another program's store in this launch races: each element is written by one program.
+        Two programs storing the same bytes race too (the GPU would do that work twice, and the interpreter's
+        order is no GPU's); the report says so. `via` names an atomic that overwrites (see _access)."""
+        owners = self._stored_by.get(region)
+        if owners is None:
+            owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
+        me = len(self._programs_of_launch) - 1
+        if self.race is None or self.race.kind == "read" or region.map is not None:
+            before = owners[elements]
+            clash = np.flatnonzero((before >= 0) & (before != me))
+            if clash.size and region.map is not None:
+                region.map.raced[elements[clash]] = True
+            if clash.size and (self.race is None or self.race.kind == "read"):
+                same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
+                whole = same and not via and clash.size == elements.size and bool((before == before[0]).all()) and \
+                    int(np.count_nonzero(owners == before[0])) == elements.size
+                overlap = _overlap(region, owners, int(before[clash[0]]), elements) if same and not whole else ()
+                self._race("write", region, int(elements[clash[0]]), int(before[clash[0]]), via, same, whole,
+                           overlap=overlap)
+        owners[elements] = me
+
+    # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
+    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str):
+        """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
+        the launch updates atomically (before or after it: the store may land between the updates and wipe them),
+        and a plain load of an element another program updates atomically (before it: the load may see any partial
+        sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
+        compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
+        "atomic". Plain loads are noted only where they can meet an atomic: in tensors that are no input, and in
+        inputs an atomic has updated."""
+        me = len(self._programs_of_launch) - 1
+        updated = self._atomic_by.get(region)
+        if kind == "atomic":
+            if updated is None:
+                updated = self._atomic_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            owners = self._stored_by.get(region)
+            if owners is not None and (self.race is None or self.race.kind == "read" or region.map is not None):
+                before = owners[elements]
+                clash = np.flatnonzero((before >= 0) & (before != me))
+                self._atomic_clash(region, elements, clash, before, "write")
+            loaded = self._loaded_by.get(region)
+            if loaded is not None and (self.race is None or region.map is not None):
+                other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])
+                clash = np.flatnonzero((other >= 0) & (other != me))
+                if clash.size and not _in_while_loop():
+                    self._atomic_clash(region, elements, clash, other, "read", via="a later atomic")
+            _note_first_and_last(updated, elements, me)
+            return
+        if kind == "load" and (region.atomics or not region.given):
+            loaded = self._loaded_by.get(region)
+            if loaded is None:
+                loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            _note_first_and_last(loaded, elements, me)
+        if updated is None or (self.race is not None and region.map is None and
+                               (kind == "load" or self.race.kind == "write")):
+            return
+        first, last = updated[0, elements], updated[1, elements]
+        other = np.where(first != me, first, last)
+        clash = np.flatnonzero((other >= 0) & (other != me))
+        if clash.size and kind == "load" and _in_while_loop():
+            return
+        self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
+
+    def _atomic_clash(self, region, elements, clash, other, kind, via=""):
+        if not clash.size:
+            return
+        if region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if self.race is None or (kind == "write" and self.race.kind == "read"):
+            self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), via=via, atomic=True)
+
+    def _check_read_race(self, region: Region, elements: np.ndarray):
+        owners = self._stored_by.get(region)
+        if owners is None or (self.race is not None and region.map is None):
+            return
+        before = owners[elements]
+        clash = np.flatnonzero((before >= 0) & (before != len(self._programs_of_launch) - 1))
+        if clash.size and region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if clash.size and self.race is None:
+            self._race("read", region, int(elements[clash[0]]), int(before[clash[0]]))
+
+    def _race(self, kind, region, element, first, via="", same=False, whole=False, atomic=False, overlap=()):
+        where, code = _kernel_line()
+        pitch = "" if atomic or self._pointers is None else \
+            wrong_pitch(region, _steps(self._pointers), self._launch_sizes())
+        self.race = Race(kind, region, element, self._programs_of_launch[first], self.program, where, code, via,
+                         same, whole, atomic, pitch, overlap)
+
+    def _launch_sizes(self) -> dict:
+        """The integer arguments of the running launch by name (N0, T, B1, ...), which name a distance in a report."""
+        bound = self.launches[-1].bound if self.launches else {}
+        return {name: int(value) for name, value in bound.items()
+                if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0}
+
+
+def _bits(values: np.ndarray) -> np.ndarray:
+    """Each value's bit pattern as an unsigned integer (NaNs with one payload are equal, 0.0 and -0.0 are not)."""
+    values = np.ascontiguousarray(values)
+    return values.view(f"u{values.itemsize}") if values.itemsize in (1, 2, 4, 8) else values
+
+
+def _overlap(region, owners: np.ndarray, first: int, elements: np.ndarray) -> tuple:
+    """For a 1-D tensor whose elements this store writes again with the bytes program `first` stored: (where that
+    program's block starts, where this store's block starts, its width), in elements, where both blocks are runs of
+    consecutive elements and this one starts inside the other; else ()."""
+    if len(region.shape) > 1 or not elements.size:
+        return ()
+    theirs = np.flatnonzero(owners == first)
+    mine, width = int(elements.min()), int(elements.max()) - int(elements.min()) + 1
+    if not theirs.size or width != elements.size or int(theirs[-1]) - int(theirs[0]) + 1 != theirs.size:
+        return ()
+    start = int(theirs[0])
+    return (start, mine, width) if start < mine <= int(theirs[-1]) else ()
