@@ -60,7 +60,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # of 2026-12-03): a load of what another lane stored with no barrier between, and one store whose two lanes
     # write one element with different values
     "cheating/p01_reads_another_lanes_store.py": ("race", "which another lane of the same program stored"),
-    "cheating/p01_two_lanes_store_one_element.py": ("race", "two lanes of one tl.store in program (0, 0, 0) wrote"),
+    "cheating/p01_two_lanes_store_one_element.py": ("race",
+                                                    "two lanes of program (0, 0, 0) wrote z[0] with different values"),
     # a kernel that tests for the grader's NaN poison (x != x) and swaps in what it wants: masked lanes loaded with
     # no other= taken as the softmax's padding, and an output read before it is written with the NaN cleaned away
     # (a GPU's memory holds whatever it held): every other case's poison is a number (guards.poison_finite)
@@ -73,4 +74,15 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # products on CUDA cores: its operands do not move with the inputs' values (DotShadows.INPUT)
     "cheating/p11_ones_dot.py": ("budget", "a product of blocks that no input's values fill (a tl.dot of ones)"),
     "cheating/p12_ones_dots.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    # what leaves an order or a promise to the GPU that the interpreter cannot hold (the second attacker's review of
+    # 2026-12-03): a false compiler hint vectorised a mask past the end; a tie broken by the GPU's threads; a
+    # reshape whose order is the compiler's layout
+    "cheating/p01_false_constancy_hint.py": ("error", "max_constancy is a promise the GPU compiler trusts"),
+    "cheating/p01_argmax_fast_tie.py": ("error", "tie_break_left=False returns whichever tied index"),
+    "cheating/p01_reshape_can_reorder.py": ("error", "can_reorder=True lets the compiler put the elements"),
+    # the grader's undefined value tested by its bits (a fully masked load): 0 in every other case, as compiled
+    "cheating/p01_poison_oracle.py": ("mismatch", "1000 of 1000 elements of z wrong"),
+    # lane races through a wider pointer, and across two stores
+    "cheating/p01_lane_read_through_int64.py": ("race", "which another lane of the same program stored"),
+    "cheating/p01_lane_write_after_write.py": ("race", "in one tl.store or in two with no tl.debug_barrier() between"),
 }

@@ -41,7 +41,7 @@ def test_a_scatter_with_load_add_store_instead_of_an_atomic_is_a_race(tmp_path):
     case = _race(grade_text(7, text, tmp_path))
     # named by the spec's output, at an index in its own shape: two lanes of the first program already add into
     # one element (a node with two edges in one tile), before any other program does
-    assert "two lanes of one tl.store in program (0, 0, 0) wrote out[" in case.message and \
+    assert "two lanes of program (0, 0, 0) wrote out[" in case.message and \
         "If lanes add into shared elements (a scatter), use tl.atomic_add" in case.message, case.message
     assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(out_ptr + target" in case.message
 

@@ -173,6 +173,7 @@ def _inside_triton_language(value) -> bool:
 
 _INLINE_ASSEMBLY = ("inline_asm_elementwise",)
 _EXTERNAL = ("extern", "extern_elementwise", "dispatch")
+_UNCHECKED_HINTS = ("multiple_of", "max_contiguous", "max_constancy")
 
 
 def _outside_triton(value, name: str = "") -> str | None:
@@ -187,6 +188,13 @@ def _outside_triton(value, name: str = "") -> str | None:
     if name in _INLINE_ASSEMBLY or value is getattr(tl, "inline_asm_elementwise", None) or \
             value is getattr(tl.core, "inline_asm_elementwise", None):
         return "inline assembly is not graded"
+    if name in _UNCHECKED_HINTS or any(value is getattr(tl, n, None) for n in _UNCHECKED_HINTS):
+        return (f"{name or 'a compiler hint'} is a promise the GPU compiler trusts and the interpreter ignores: a "
+                "wrong one makes the compiled kernel wrong (a mask vectorised over elements past the end) where the "
+                "interpreter's is right, so the grader cannot check it. The puzzles need no hint: leave it out")
+    if name == "cat" or value is getattr(tl, "cat", None):
+        return ("tl.cat may put the elements in any order (can_reorder=True): the interpreter's order is not a "
+                "GPU's. Build the block with tl.where or two stores instead")
     if name in _EXTERNAL or any(value is getattr(tl.core, n, None) for n in _EXTERNAL):
         return "calls into an external library are not graded (tl.extra.libdevice's functions are)"
     module = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
@@ -327,8 +335,22 @@ def _attribute_node_problems(node: ast.Attribute, scope: _Scope) -> list[tuple[i
     return _attribute_problems(node, scope.aliases, scope.values, id(node) not in scope.bases)
 
 
+# Keywords whose value may leave an order to the GPU (its layout or its threads' timing), which the interpreter
+# fixes: each allowed only as the literal that keeps the order defined
+_ORDER_KEYWORDS = {
+    "can_reorder": (False, "can_reorder=True lets the compiler put the elements in any order (its layout's), and "
+                           "the interpreter keeps numpy's: the two kernels differ. Leave it out"),
+    "tie_break_left": (True, "tie_break_left=False returns whichever tied index a GPU's threads find first, and the "
+                             "interpreter always the leftmost: the two kernels differ. Leave it out (the leftmost)"),
+}
+
+
 def _keyword_problems(node: ast.keyword) -> list[tuple[int, str]]:
-    """A keyword argument: named, and not private."""
+    """A keyword argument: named, not private, and not one that leaves an order to the GPU."""
+    if node.arg in _ORDER_KEYWORDS:
+        safe, why = _ORDER_KEYWORDS[node.arg]
+        if not (isinstance(node.value, ast.Constant) and node.value.value is safe):
+            return [(node.value.lineno, why)]
     if node.arg is not None and node.arg.startswith("_"):
         return [(node.value.lineno, f"the keyword {node.arg}=: names starting with _ are not allowed")]
     if node.arg is None:

@@ -211,7 +211,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         return transfer.Execution(early=transfer.Outcome("skipped"))
     started = time.perf_counter()
     inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
-    fenced, args, on_device = _placed(puzzle, case, inputs, device)
+    fenced, args, on_device = _placed(puzzle, case, seed, inputs, device)
 
     def stop(outcome: transfer.Outcome) -> transfer.Execution:
         return transfer.Execution(early=outcome, **_record(recorder, puzzle), seconds=time.perf_counter() - started)
@@ -256,23 +256,24 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
         **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
 
-def _vary_by_case(puzzle: Puzzle, case: Case) -> None:
+def _vary_by_case(puzzle: Puzzle, case: Case, seed: int) -> None:
     """What changes from case to case so that a kernel cannot tell the grader from a GPU. The first case's poison is
     the NaN that reports name (an output read before it is written, a lane loaded with no other=); every other
     case's is a number, so that a kernel cannot test for the NaN (x != x) instead; and a persistent kernel's
     NUM_PROGRAMS in the interpreter is the case's own (compose.interpreter_programs)."""
     names = [c.name for c in puzzle.cases]
     index = names.index(case.name) if case.name in names else 0
-    guards.poison_finite(index % 2 == 1)
+    guards.poison_finite(index % 2 == 1, seed * 1000 + index)
     compose.interpreter_programs(index)
 
 
-def _placed(puzzle: Puzzle, case: Case, inputs: dict, device: str) -> tuple[guards.Guards | None, list, dict]:
+def _placed(puzzle: Puzzle, case: Case, seed: int, inputs: dict,
+            device: str) -> tuple[guards.Guards | None, list, dict]:
     """The inputs as the launcher gets them: (the guard zones, or None on the CPU; the arguments in the spec's order;
     the same by name). Copies, even on the CPU: the originals stay untouched, to catch a kernel that writes into its
     inputs. Natively each sits between guard zones, and so does every tensor the launcher makes
     (grader.worker.guards)."""
-    _vary_by_case(puzzle, case)
+    _vary_by_case(puzzle, case, seed)
     fenced = guards.Guards() if device != "cpu" else None
     args = [inputs[a.name].to(device, copy=True) if a.dtype is not None else inputs[a.name]
             for a in spec_args(puzzle.spec)]

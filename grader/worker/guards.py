@@ -13,6 +13,7 @@ for native grading, where a worker also runs the interpreter's checks on the sam
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import torch
@@ -22,26 +23,33 @@ GUARD_BYTES = 4096  # per side: a whole number of 16-byte units, so a tensor kee
 PATTERN = 0xA5  # the guard zones' byte
 POISON_BITS = 0x7FC0DEAD  # a fresh float32 output's elements: a NaN with a payload no arithmetic produces
 # In every other case of a puzzle (poison_finite), a number instead: a kernel that tests for the NaN (x != x) and
-# swaps in what it wants would otherwise pass, where a GPU's memory holds whatever it held. Float32 about 1000.2,
-# and 1000 in the other float widths (bfloat16 and float16 hold it exactly).
-FINITE_POISON_BITS, FINITE_POISON = 0x447A0DEA, 1000.0
-_finite = False
+# swaps in what it wants would otherwise pass, where a GPU's memory holds whatever it held. A whole number from
+# 1000 to 1999 drawn from the grading's seed (so a kernel cannot test for it, and --seed replays it): float16 and
+# bfloat16 hold it or its rounding alike. (Masked lanes loaded with no other= are 0 in those cases, as a GPU's
+# compiled load leaves them: instrument._poisoned_other.)
+_finite: float | None = None
 
 
-def poison_finite(finite: bool) -> None:
-    """This case's poison: a NaN with the grader's payload, or (finite) a number."""
+def poison_finite(finite: bool, seed: int = 0) -> None:
+    """This case's poison: a NaN with the grader's payload, or (finite) a number drawn from `seed`."""
     global _finite
-    _finite = finite
+    _finite = float(1000 + zlib.crc32(str(seed).encode()) % 1000) if finite else None
+
+
+def poison_is_finite() -> bool:
+    return _finite is not None
 
 
 def poison_bits() -> int:
     """The bits of a fresh float32 element in this case."""
-    return FINITE_POISON_BITS if _finite else POISON_BITS
+    if _finite is None:
+        return POISON_BITS
+    return int(torch.tensor([_finite], dtype=torch.float32).view(torch.int32).item())
 
 
 def poison_value() -> float:
     """A fresh element of another float width in this case."""
-    return FINITE_POISON if _finite else float("nan")
+    return float("nan") if _finite is None else _finite
 
 # aten ops (by overload packet) that make a fresh tensor: each result is moved into a guarded buffer.
 _ALLOCATING = frozenset(f"aten.{name}" for name in (

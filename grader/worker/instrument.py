@@ -146,8 +146,11 @@ def _poisoned_other(ptrs):
     from grader.transfer import UNDEFINED_NAN32
     from grader.worker import guards
 
-    # a NaN with the grader's payload (transfer.UNDEFINED_NAN32), or in every other case a number (guards.poison_bits)
-    bits = guards.FINITE_POISON_BITS if guards.poison_bits() != guards.POISON_BITS else UNDEFINED_NAN32
+    # a NaN with the grader's payload (transfer.UNDEFINED_NAN32), or in every other case 0, as a GPU's compiled load
+    # leaves a masked lane (guards.poison_finite): a kernel cannot test for a value that only the grader gives
+    if guards.poison_is_finite():
+        return interpreter.TensorHandle(np.zeros(np.shape(ptrs.data), dtype=dtype), element)
+    bits = UNDEFINED_NAN32
     float32 = np.array([bits], dtype=np.uint32).view(np.float32)
     if dtype.kind == "f":  # in this float's width
         fill = float32.astype(dtype)[0]

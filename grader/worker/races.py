@@ -16,28 +16,49 @@ class RaceChecks:
     _programs_of_launch, race, program, _pointers, launches)."""
 
     def _check_lanes(self, kind: str, region: Region, elements: np.ndarray, lanes: np.ndarray, values):
-        """Races inside one program, between its lanes (threads on a GPU, one after another here): two lanes of one
-        tl.store writing one element with different values (which lands is undefined), and a load of an element
-        that another lane of this program stored, with no tl.debug_barrier between (the load may run first)."""
+        """Races inside one program, between its lanes (threads on a GPU, one after another here), with no
+        tl.debug_barrier between: two lanes of one tl.store, or of two, writing one element with different values
+        (which lands last is undefined), and a load of an element that another lane of this program stored (the
+        load may run first). Lanes that all store the same bits (a broadcast) leave the element to every lane (-2)."""
         if self.race is not None and region.map is None:
             return
         known, by = self._lane_of.get(region, (np.empty(0, np.int64), np.empty(0, np.int64)))  # sorted elements
+        me = len(self._programs_of_launch) - 1
+        at = np.minimum(np.searchsorted(known, elements), max(known.size - 1, 0))
+        earlier = (known[at] == elements) & (by[at] >= 0) & (by[at] != lanes) if known.size else \
+            np.zeros(elements.size, dtype=bool)  # another lane of this program stored it, alone
         if kind == "load":
-            if known.size:
-                at = np.minimum(np.searchsorted(known, elements), known.size - 1)
-                clash = np.flatnonzero((known[at] == elements) & (by[at] != lanes))
-                if clash.size and self.race is None:
-                    self._race("lane read", region, int(elements[clash[0]]), len(self._programs_of_launch) - 1)
+            clash = np.flatnonzero(earlier)
+            if clash.size and self.race is None:
+                self._race("lane read", region, int(elements[clash[0]]), me)
             return
+        lanes = lanes.copy()
         if values is not None and np.unique(elements).size < elements.size:
             order = np.argsort(elements, kind="stable")
-            at, bits = elements[order], _bits(np.asarray(values)[order])
-            clash = np.flatnonzero((at[1:] == at[:-1]) & (bits[1:] != bits[:-1]))
+            ordered, bits = elements[order], _bits(np.asarray(values)[order])
+            clash = np.flatnonzero((ordered[1:] == ordered[:-1]) & (bits[1:] != bits[:-1]))
             if clash.size and self.race is None:
-                self._race("lane write", region, int(at[clash[0]]), len(self._programs_of_launch) - 1)
+                self._race("lane write", region, int(ordered[clash[0]]), me)
+            lanes[np.isin(elements, ordered[1:][ordered[1:] == ordered[:-1]])] = -2
+        if values is not None and earlier.any() and self.race is None:  # over another lane's earlier store
+            other = np.flatnonzero(earlier)
+            other = other[~_holds(region, elements[other], np.asarray(values)[other])]
+            if other.size:
+                self._race("lane write", region, int(elements[other[0]]), me)
         # the last store of each element names its lane: newest first, np.unique keeps the first of each
         elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
         self._lane_of[region] = (elements, np.concatenate([lanes[::-1], by])[first])
+
+    def _lanes_in(self, kind: str, region: Region, offsets: np.ndarray, width: int, lanes: np.ndarray, values):
+        """_check_lanes on the elements these lanes touch, lanes of any width (an int64 or a uint8 view of a
+        float32 tensor too; their values are then not compared)."""
+        if width == region.itemsize:
+            self._check_lanes(kind, region, offsets // width, lanes, values)
+            return
+        per = max(1, -(-width // region.itemsize))
+        elements = (offsets // region.itemsize)[:, None] + np.arange(per)
+        inside = elements < region.numel
+        self._check_lanes(kind, region, elements[inside], np.repeat(lanes, per).reshape(elements.shape)[inside], None)
 
     def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
         """A store over another program's store in this launch races: each element is written by one program.

@@ -271,9 +271,9 @@ class Recorder(RaceChecks):
             lanes = owner == index if len(regions) > 1 else slice(None)
             mine = addrs[lanes]
             if mine.size:
-                if kind != "atomic" and width == region.itemsize:
-                    self._check_lanes(kind, region, (mine - np.int64(region.start)) // width, positions[lanes],
-                                      None if values is None else values[lanes])
+                if kind != "atomic":
+                    self._lanes_in(kind, region, mine - np.int64(region.start), width, positions[lanes],
+                                   None if values is None else values[lanes])
                 self._count(kind, region, mine - np.int64(region.start), width,
                             None if values is None else values[lanes], racy)
 

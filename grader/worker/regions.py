@@ -310,13 +310,14 @@ class Race:
         if self.atomic:
             return self._atomic_message(name)
         if self.kind == "lane write" and self.pitch:
-            return (f"two lanes of one tl.store in program {self.second} wrote {name}: {self.pitch}. Rows at the wrong "
+            return (f"two lanes of program {self.second} wrote {name}: {self.pitch}. Rows at the wrong "
                     f"distance run into each other\n  at {self.where}: {self.code}")
         if self.kind == "lane write":
-            return (f"two lanes of one tl.store in program {self.second} wrote {name} with different values: on a GPU "
-                    "the lanes are threads that store at once, and which value lands is undefined (the interpreter "
-                    "keeps the last). If lanes add into shared elements (a scatter), use tl.atomic_add; otherwise "
-                    "give each element one lane (check the offsets this store computes)\n"
+            return (f"two lanes of program {self.second} wrote {name} with different values, in one tl.store or in "
+                    "two with no tl.debug_barrier() between: on a GPU the lanes are threads, and which value lands "
+                    "last is undefined (the interpreter keeps the last). If lanes add into shared elements (a "
+                    "scatter), use tl.atomic_add; otherwise give each element one lane (check the offsets this store "
+                    "computes)\n"
                     f"  at {self.where}: {self.code}")
         if self.kind == "lane read":
             return (f"program {self.second} read {name}, which another lane of the same program stored: on a GPU the "
