@@ -442,6 +442,42 @@ def _barrier(original):
     return wrapper
 
 
+def _lanes_in_any_order(original):
+    """tl.atomic_add and its kin with the lanes applied in an order drawn for each call, not lane order: on a GPU the
+    threads' atomics land in any order, so a kernel that reads meaning into the old values' order (tickets handed
+    out in lane order) must not pass by the interpreter's."""
+    def shuffled(op, ptr, val, mask, *args, **kwargs):
+        from triton.runtime import interpreter
+
+        shape = np.shape(ptr.data)
+        if len(shape) == 0 or int(np.prod(shape)) < 2:
+            return original(op, ptr, val, mask, *args, **kwargs)
+        size = int(np.prod(shape))
+        order = np.random.default_rng(size + _active_calls()).permutation(size)
+        if np.array_equal(order, np.arange(size)):
+            order = order[::-1].copy()
+
+        def permuted(handle):
+            if handle is None:
+                return None
+            data = np.broadcast_to(np.asarray(handle.data), shape).reshape(-1)[order]
+            return interpreter.TensorHandle(np.ascontiguousarray(data), handle.dtype)
+
+        result = original(op, permuted(ptr), permuted(val), permuted(mask), *args, **kwargs)
+        back = np.empty_like(np.asarray(result.data).reshape(-1))
+        back[order] = np.asarray(result.data).reshape(-1)
+        return interpreter.TensorHandle(back.reshape(shape), result.dtype)
+    return shuffled
+
+
+_atomic_calls = [0]
+
+
+def _active_calls() -> int:
+    _atomic_calls[0] += 1
+    return _atomic_calls[0]
+
+
 def _wrap_builder(builder) -> None:
     """The builder's ops: bfloat16 arithmetic, float-to-integer casts saturating as on the GPU, integer division
     refusing a zero divisor, every other create_ op tagged, memory ops recorded, tl.dot watched."""
@@ -459,6 +495,8 @@ def _wrap_builder(builder) -> None:
     for name in dir(builder):
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
             setattr(builder, name, _wrap_tagging(getattr(builder, name), name))
+    if callable(getattr(builder, "create_atomic_rmw", None)):  # inside the memory hook, which sees lane order
+        builder.create_atomic_rmw = _lanes_in_any_order(builder.create_atomic_rmw)
     for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
         setattr(builder, name, _wrap_memory_op(getattr(builder, name), name, kind, ptr_at, mask_at))
     builder.create_dot = _wrap_dot(builder.create_dot)
