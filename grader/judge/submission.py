@@ -228,7 +228,8 @@ def parse(text: bytes | str, name: str) -> ast.Module:
     except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; expressions nested thousands deep
         raise Refused(f"{name} cannot be parsed as Python: {type(exc).__name__}") from None
     if _depth(tree, MAX_DEPTH) > MAX_DEPTH:
-        raise Refused(f"{name} nests expressions more than {MAX_DEPTH} deep; no kernel needs that")
+        raise Refused(f"{name} nests expressions more than {MAX_DEPTH} deep (a chain a + b + c + ... of that many "
+                      "terms nests as deep as it is long): split it over lines (s = a + b, then s += c, ...)")
     for count, node in enumerate(ast.walk(tree)):
         if count >= MAX_NODES:
             raise Refused(f"{name} holds more than {MAX_NODES:,} pieces of code (names, numbers, operators); a puzzle "
