@@ -33,6 +33,11 @@ pytestmark = requires_interpreter
 
 MUTATIONS = [
     # puzzle 1
+    Mutation(1, "a libdevice call the interpreter cannot run", "tl.store(z_ptr + offsets, x + y, mask=mask)",
+             "tl.store(z_ptr + offsets, libdevice.fma(x, tl.full([B0], 1.0, tl.float32), y), mask=mask)", "error",
+             "this tl.extra.libdevice function compiles for a GPU, but triton's interpreter cannot run it",
+             also=(("import triton.language as tl\n", "import triton.language as tl\nfrom triton.language.extra import "
+                    "libdevice\n"),)),
     Mutation(1, "missing mask", "mask = offsets < N0", "mask = offsets >= 0", "out_of_bounds",
              "out-of-bounds load on x"),
     Mutation(1, "off-by-one mask", "mask = offsets < N0", "mask = offsets <= N0", "out_of_bounds",

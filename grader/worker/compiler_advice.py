@@ -195,6 +195,9 @@ INTERPRETER_ADVICE = (
      "The value stored has a different shape from the block of pointers: check the axis of the reductions "
      "that made it."),
     ("Boolean value of Tensor", BOOLEAN_OF_A_BLOCK),
+    ("libdevice.",
+     "this tl.extra.libdevice function compiles for a GPU, but triton's interpreter cannot run it (it has no "
+     "libdevice): use triton.language's own, which both run (tl.fma, tl.exp, tl.sqrt, tl.maximum, ...)."),
     *ADVICE_BY_CLUE,
     ("out of bounds for shape",
      "tl.max(x, axis) and tl.sum(x, axis) reduce along an axis; for the element-wise maximum of two blocks use "

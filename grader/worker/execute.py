@@ -134,7 +134,7 @@ def explain_exception(exc: BaseException) -> str:
         message += f"\n  at {instrument.location(frame.filename, frame.lineno)}: {frame.line}"
     if isinstance(root, SyntaxError) and root.lineno:
         message += f"\n  at {instrument.location(root.filename or '?', root.lineno)}: {(root.text or '').strip()}"
-    advice = compiler_advice.common_advice(text)
+    advice = compiler_advice.common_advice(text + "".join(f"\n{frame.line}" for frame in frames[-1:]))
     if isinstance(root, SystemExit):
         advice.append("your code called sys.exit() or exit(): a launcher returns its output instead")
     message += "".join(f"\n  {a}" for a in advice if a)
