@@ -40,7 +40,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # two tl.dots whose difference is 0 (d1 - d2 / 2, d2 = tl.dot(a, 2 b)) beside a product on CUDA cores
     "cheating/p11_cuda_cores_beside_a_scaled_pair.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     # a float-to-int32 cast past the range: numpy gave INT_MIN where the GPU saturates, so a test on it took one
-    # branch in the interpreter and the other on the GPU (instrument._saturating casts as the GPU does)
+    # branch in the interpreter and the other on the GPU (gpu_semantics._saturating casts as the GPU does)
     "cheating/p11_float_to_int_overflow_branch.py": ("mismatch", "every element was stored, and every one is 0"),
     "cheating/p01_float_to_int_overflow_sign.py": ("mismatch", "200 of 200 elements of z wrong"),
     # a tl.dot whose result is only control: it gates the store's mask (d == floor(d) holds for the real integer
