@@ -28,3 +28,17 @@ def test_the_tolerance_scales_stay_on_the_inputs_device(number):
         if getattr(tolerance, "scale", None) is not None:
             scale = tolerance.scale(elsewhere, value.to("meta"))
             assert not isinstance(scale, torch.Tensor) or scale.device.type == "meta"
+
+
+def test_a_descriptor_whose_rows_run_into_the_next_tensor_is_named_by_its_strides():
+    """a_desc's rows at a wrong stride can land nearest b (where the allocator put b): the hint is the
+    descriptor's, whichever tensor the lanes fell beside (it was "a negative offset" when b lay after a)."""
+    from types import SimpleNamespace
+
+    from grader.course import registry
+    from grader.worker.bounds_hint import bounds_hint
+
+    violation = SimpleNamespace(region=SimpleNamespace(label="b"), offsets=[-96, -95], wider=False,
+                                code="a = a_desc.load([pid_m * BM, k])  # rows past M load as 0")
+    hint = bounds_hint(violation, registry.find(11), {})
+    assert "check the strides this tensor descriptor was made with" in hint, hint

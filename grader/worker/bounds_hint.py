@@ -28,10 +28,13 @@ def bounds_hint(violation, puzzle: Puzzle, sizes: dict) -> str:
     """The likeliest cause of an out-of-bounds access, from what the hook saw (`sizes`: the case's dimensions)."""
     region, offsets = violation.region, violation.offsets
     descriptor = bool(re.search(r"\w\.(load|store)\(\s*\[", violation.code)) and "tl.load" not in violation.code
+    # a descriptor named for another tensor than the one its lanes landed nearest (a_desc's rows, at a wrong
+    # stride, run past a into b: which tensor lies beside a is the allocator's choice)
+    named = re.search(r"(\w+?)_desc\w*\.(load|store)\(", violation.code)
+    if descriptor and (region is None or (named and not region.label.startswith(named[1]))):
+        return ("this tensor descriptor reaches outside its tensor: check the strides this tensor descriptor was made "
+                "with (strides=[row length, 1], in elements; shape=[rows, row length]) and the offsets of its load")
     if region is None:
-        if descriptor:
-            return ("this tensor descriptor reaches outside its tensor: check the shape and strides it was made with "
-                    "(strides=[row length, 1], in elements; shape=[rows, row length]) and the offsets of its load")
         return "a pointer was built from something other than a kernel argument plus offsets"
     if violation.wider:
         return (f"each lane moves {violation.width} bytes through its pointer, and {region.label} holds "
