@@ -28,12 +28,15 @@ POISON_BITS = 0x7FC0DEAD  # a fresh float32 output's elements: a NaN with a payl
 # bfloat16 hold it or its rounding alike. (Masked lanes loaded with no other= are 0 in those cases, as a GPU's
 # compiled load leaves them: instrument._poisoned_other.)
 _finite: float | None = None
+_finite_bits = 0  # its float32 bits
 
 
 def poison_finite(finite: bool, seed: int = 0) -> None:
     """This case's poison: a NaN with the grader's payload, or (finite) a number drawn from `seed`."""
-    global _finite
+    global _finite, _finite_bits
     _finite = float(1000 + zlib.crc32(str(seed).encode()) % 1000) if finite else None
+    if finite:
+        _finite_bits = int(torch.tensor([_finite], dtype=torch.float32).view(torch.int32).item())
 
 
 def poison_is_finite() -> bool:
@@ -42,9 +45,7 @@ def poison_is_finite() -> bool:
 
 def poison_bits() -> int:
     """The bits of a fresh float32 element in this case."""
-    if _finite is None:
-        return POISON_BITS
-    return int(torch.tensor([_finite], dtype=torch.float32).view(torch.int32).item())
+    return POISON_BITS if _finite is None else _finite_bits
 
 
 def poison_value() -> float:

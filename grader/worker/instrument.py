@@ -151,13 +151,12 @@ def _poisoned_other(ptrs):
     # leaves a masked lane (guards.poison_finite): a kernel cannot test for a value that only the grader gives
     if guards.poison_is_finite():
         return interpreter.TensorHandle(np.zeros(np.shape(ptrs.data), dtype=dtype), element)
-    bits = UNDEFINED_NAN32
-    float32 = np.array([bits], dtype=np.uint32).view(np.float32)
+    nan32 = np.array([UNDEFINED_NAN32], dtype=np.uint32).view(np.float32)
     if dtype.kind == "f":  # in this float's width
-        fill = float32.astype(dtype)[0]
+        fill = nan32.astype(dtype)[0]
     elif dtype.kind in "iu":
-        # bfloat16 lives in uint16 here: the top half of the float32; any other integer gets its largest value
-        fill = bits >> 16 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
+        # bfloat16 lives in uint16 here: the top half of the float32 NaN; any other integer gets its largest value
+        fill = UNDEFINED_NAN32 >> 16 if getattr(element, "name", "") == "bf16" else np.iinfo(dtype).max
     else:
         return None
     return interpreter.TensorHandle(np.full(np.shape(ptrs.data), fill, dtype=dtype), element)
