@@ -65,11 +65,14 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # a kernel that tests for the grader's NaN poison (x != x) and swaps in what it wants: masked lanes loaded with
     # no other= taken as the softmax's padding, and an output read before it is written with the NaN cleaned away
     # (a GPU's memory holds whatever it held): every other case's poison is a number (guards.poison_finite)
-    "cheating/p04_padding_from_the_poison.py": ("mismatch", "11137 of 11137 elements of z wrong"),
+    # (natively the first case fails, its masked lanes 0 as compiled; in the interpreter the second: the clues leave
+    # out the count of wrong elements, which is each case's own)
+    "cheating/p04_padding_from_the_poison.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_cleans_the_poison_of_its_output.py": ("mismatch", "elements of z wrong"),
     # a persistent kernel that tested NUM_PROGRAMS == 4 (the interpreter's count, never a GPU's): each case now
-    # has its own count, an H200's 132 among them (compose.interpreter_programs)
-    "cheating/p01_persistent_knows_the_interpreter.py": ("mismatch", "1000 of 1000 elements of z wrong"),
+    # has its own count, an H200's 132 among them (compose.interpreter_programs); natively it is the GPU's count in
+    # every case, so there the first case fails and in the interpreter the second
+    "cheating/p01_persistent_knows_the_interpreter.py": ("mismatch", "elements of z wrong"),
     # a tl.dot of blocks of ones ((a == a)), whose constant result is subtracted and scaled into the store, beside
     # products on CUDA cores: its operands do not move with the inputs' values (DotShadows.INPUT)
     "cheating/p11_ones_dot.py": ("budget", "a product of blocks that no input's values fill (a tl.dot of ones)"),
@@ -81,7 +84,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_argmax_fast_tie.py": ("error", "tie_break_left=False returns whichever tied index"),
     "cheating/p01_reshape_can_reorder.py": ("error", "can_reorder=True lets the compiler put the elements"),
     # the grader's undefined value tested by its bits (a fully masked load): 0 in every other case, as compiled
-    "cheating/p01_poison_oracle.py": ("mismatch", "1000 of 1000 elements of z wrong"),
+    # (natively 0 in every case: the first case fails there, the second in the interpreter)
+    "cheating/p01_poison_oracle.py": ("mismatch", "elements of z wrong"),
     # lane races through a wider pointer, and across two stores
     "cheating/p01_lane_read_through_int64.py": ("race", "which another lane of the same program stored"),
     "cheating/p01_lane_write_after_write.py": ("race", "in one tl.store or in two with no tl.debug_barrier() between"),
