@@ -325,8 +325,10 @@ def _wrap_dot(original):
         _active._carry_dots(result, args[:3], multiply=False)  # what the operands and the accumulator came from
         if counted is not None and isinstance(getattr(result, "attr", None), dict):
             result.attr[_DOTS] = result.attr.get(_DOTS, frozenset()) | {counted}
-        if _active.shadows is not None:
-            _active.shadows.dot(original, line, result, (a, b), args[2:], kwargs, own=counted is not None)
+        if _active.shadows is not None:  # an unfed product (p @ ones: a row sum) counts for nothing, and is not
+            # nudged either, or (p @ v) / (p @ ones) would cancel p @ v's nudge
+            _active.shadows.dot(original, line, result, (a, b), args[2:], kwargs,
+                                own=counted is not None and counted not in _active.unfed_dots)
         return result
     return wrapper
 
