@@ -29,6 +29,8 @@ def attention_kernel(
     running_max = tl.full([BQ], float("-inf"), dtype=tl.float32)
     acc = tl.zeros([BQ, D], dtype=tl.float32)
     sums = tl.zeros([BQ, D], dtype=tl.float32)  # every column the same: the row's sum of weights
+    ones = tl.full([BK, D], 1.0, dtype=tl.float32).to(q.dtype)  # (a bfloat16 constant is not built in triton
+    # 3.6's interpreter: the ones are cast)
     for start in tl.range(0, T, BK):
         keys = start + tl.arange(0, BK)
         key_ok = keys < T
@@ -40,6 +42,6 @@ def attention_kernel(
         alpha = tl.exp2(running_max - new_max)
         p = tl.exp2(scores - new_max[:, None]).to(v.dtype)
         acc = tl.dot(p, v, acc * alpha[:, None])
-        sums = tl.dot(p, tl.zeros_like(v) + 1, sums * alpha[:, None])
+        sums = tl.dot(p, ones, sums * alpha[:, None])
         running_max = new_max
     tl.store(o_ptr + queries[:, None] * D + feats[None, :], acc / sums, mask=query_ok[:, None])
