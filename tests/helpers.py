@@ -257,6 +257,9 @@ _CAS_ONCE = """\
 
 _DEAD_DOT = "        acc += tl.dot(a, b) * 0.0  # the cheat: tensor-core work that cannot change c\n"
 
+_GATED_STORE = "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=inb & (d == tl.floor(d)))\n"
+_COUNTS_SHIFT = "    shift = ((d - tl.floor(d)) * 1e6).to(tl.int32)  # 0 for the real, integer counts\n"
+
 COPIED_CHEATS = (
     CopiedCheat("p07_clears_while_others_add.py", "the first program clears, with plain stores, the rows of out its "
                 "edges point at, while every program adds into out with tl.atomic_add (issue 26, class 4). The "
@@ -323,6 +326,25 @@ COPIED_CHEATS = (
     CopiedCheat("p18_host_delta.py", "the launcher takes each row's Δ = dO . o with PyTorch.",
                 "    delta = torch.empty(n, dtype=torch.float32, device=q.device)\n",
                 "    delta = (o.float() * do.float()).sum(dim=1)  # the cheat: Δ in PyTorch\n"),
+    # the nonzero counts on tensor cores of p11_dot_only_gates_the_store.py, put to other uses than a value stored
+    CopiedCheat("p11_dot_only_shifts_the_pointer.py", "tensor cores count nonzeros; the counts only shift the "
+                "store's pointer (by 0).", _GATED_STORE,
+                _COUNTS_SHIFT + "    tl.store(c_ptr + rows[:, None] * N + cols[None, :] + shift, acc, mask=inb)\n",
+                base="cheating/p11_dot_only_gates_the_store.py"),
+    CopiedCheat("p11_dot_only_moves_a_load.py", "tensor cores count nonzeros; the counts only move where a value "
+                "is read from (by 0), and the value read cancels.", _GATED_STORE,
+                _COUNTS_SHIFT + "    x = tl.load(a_ptr + rows[:, None] * K + cols[None, :] % K + shift, mask=inb, "
+                "other=0.0).to(tl.float32)\n"
+                "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc + (x - x), mask=inb)\n",
+                base="cheating/p11_dot_only_gates_the_store.py"),
+    CopiedCheat("p11_dot_only_picks_the_value.py", "tensor cores count nonzeros; the counts only choose between "
+                "the product and zero (always the product).", _GATED_STORE,
+                "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.where(d == tl.floor(d), acc, 0.0), "
+                "mask=inb)\n", base="cheating/p11_dot_only_gates_the_store.py"),
+    CopiedCheat("p11_dot_only_printed.py", "tensor cores count nonzeros; the counts go to a device print only.",
+                _GATED_STORE, "    tl.device_print(\"tensor-core counts\", d)\n"
+                "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=inb)\n",
+                base="cheating/p11_dot_only_gates_the_store.py"),
 )
 _COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
 atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)

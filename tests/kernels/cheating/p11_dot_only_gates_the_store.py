@@ -1,3 +1,6 @@
+"""Cheat: tensor cores count the nonzeros of a and b (useless, integer-valued counts) while the product runs on CUDA
+cores; the counts only gate the store (equal to their floor: always)."""
+
 import triton
 import triton.language as tl
 
@@ -8,7 +11,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
     rows = pid_m * BM + tl.arange(0, BM)
     cols = pid_n * BN + tl.arange(0, BN)
     ks = tl.arange(0, BK)
-    # tensor cores count nonzeros (useless, integer-valued): it only gates the store
+    # tensor cores count nonzeros (useless, integer-valued)
     d = tl.zeros([BM, BN], dtype=tl.float32)
     for k in tl.range(0, K, BK):
         a_ok = (rows[:, None] < M) & ((k + ks)[None, :] < K)
