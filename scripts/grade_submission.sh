@@ -125,9 +125,11 @@ trap 'rm -rf "$WORK"' EXIT
 chmod 755 "$WORK"
 mkdir -p "$WORK/submission" "$WORK/parts" "$WORK/kept" "$WORK/home/tmp" "$WORK/home/cache" "$WORK/home/triton"
 # parts/ and kept/ are the caller's alone: the graded user (--user) writes only its caches and its worker folder
+links=" "  # the links' puzzle numbers, so that results.json says why their puzzles score 0
 for file in "$SUBMISSION"/p[0-9][0-9]_*.py; do
   if [ -L "$file" ]; then  # copied as the caller, a link would show the student what it points to (/etc/passwd)
-    warn "${file##*/} is a symbolic link: not graded (submit the file itself)"; continue
+    warn "${file##*/} is a symbolic link: not graded (submit the file itself)"
+    name=${file##*/}; links+="$((10#${name:1:2})) "; continue
   fi
   [ -f "$file" ] && cp "$file" "$WORK/submission/" && chmod 644 "$WORK/submission/${file##*/}"
 done
@@ -233,7 +235,11 @@ for number in $PUZZLES; do
   padded=$(printf "%02d" "$((10#$number))")
   files=("$WORK/submission/p${padded}"_*.py)
   if [ ! -f "${files[0]}" ]; then
-    why+=(--why "$number=no file p${padded}_*.py in the submission")
+    if [[ "$links" == *" $((10#$number)) "* ]]; then
+      why+=(--why "$number=p${padded}_*.py is a symbolic link: not graded (submit the file itself)")
+    else
+      why+=(--why "$number=no file p${padded}_*.py in the submission")
+    fi
     continue
   fi
   [ ${#files[@]} -gt 1 ] && warn "several files for puzzle $number; grading ${files[0]##*/}"

@@ -267,3 +267,4 @@ def test_a_symbolic_link_is_not_followed(tmp_path):
     run = run_script("--python", sys.executable, "--interpret", "--puzzles", "1", str(submission), str(results))
     assert "p01_mine.py is a symbolic link: not graded" in run.stderr, run.stdout[-3000:] + run.stderr[-3000:]
     assert "secret" not in (results.read_text() if results.exists() else "") + run.stdout
+    assert "is a symbolic link: not graded" in results.read_text()  # the student is told why, not "no file"
