@@ -40,19 +40,26 @@ def course_kernels(yours: dict | None = None) -> Kernels:
     puzzles/ where `python -m grader` last found it solved (and it has not changed since), else the reference
     solution's; Kernels.describe says which."""
     yours = yours or {}
-    solved = {number for number, _, _, status in progress.rows("puzzles") if status == "passed"}
+    wrong = [f"{key!r}: {value!r}" for key, value in yours.items() if key not in KERNEL_PUZZLES or not callable(value)]
+    if wrong:
+        raise ValueError(f"MY_KERNELS maps puzzle numbers {KERNEL_PUZZLES} to their launchers (the functions, "
+                         f"such as {{10: graph_attention}}); these entries are not that: {', '.join(wrong)}")
+    statuses = {number: status for number, _, _, status in progress.rows("puzzles")}
     launchers, sources = [], []
     for number in KERNEL_PUZZLES:
         puzzle = registry.find(number)
+        status = statuses.get(number, "ungraded")
         if number in yours:
             launchers.append(yours[number])
             sources.append("yours, from this notebook")
-        elif number in solved:
+        elif status == "passed":
             launchers.append(loader.load_launcher(puzzle, "puzzles"))
             sources.append(f"yours, puzzles/{puzzle.module}.py (solved)")
         else:
             launchers.append(loader.load_launcher(puzzle, "solutions"))
-            sources.append(f"the reference solution (puzzle {number} is not solved in puzzles/ yet)")
+            why = (f"puzzles/{puzzle.module}.py changed since it was solved: grade it again"
+                   if status == "changed:passed" else f"puzzle {number} is not solved in puzzles/ yet")
+            sources.append(f"the reference solution ({why})")
     return Kernels(*launchers, sources=tuple(sources))
 
 

@@ -121,3 +121,28 @@ def test_the_figures_draw_both_curves_and_every_validation_molecule():
     curves = drawing.getElementsByTagName("polyline")
     assert [len(c.getAttribute("points").split()) for c in curves] == [3, 3]
     assert len(drawing.getElementsByTagName("circle")) == 2
+
+
+def test_the_kernels_say_where_each_came_from_and_a_changed_file_is_named(monkeypatch):
+    """Puzzle 10 solved, 13 solved then edited, 16 never graded, 18 given by the notebook: each source says so."""
+    statuses = {10: "passed", 13: "changed:passed", 16: "ungraded", 18: "passed"}
+    monkeypatch.setattr(capstone_runner.progress, "rows",
+                        lambda impl: [(n, "", "", statuses.get(n, "ungraded")) for n in range(1, 19)])
+    monkeypatch.setattr(capstone_runner.loader, "load_launcher", lambda puzzle, impl: f"{impl} {puzzle.number}")
+    def mine(*args):
+        return None
+
+    kernels = capstone_runner.course_kernels({18: mine})
+    assert (kernels.graph_attention, kernels.sparse_attention, kernels.graph_attention_backward,
+            kernels.sparse_attention_backward) == ("puzzles 10", "solutions 13", "solutions 16", mine)
+    text = kernels.describe()
+    assert "puzzles/p10_graph_attention.py (solved)" in text
+    assert "changed since it was solved: grade it again" in text
+    assert "puzzle 16 is not solved in puzzles/ yet" in text
+    assert "yours, from this notebook" in text
+
+
+@pytest.mark.parametrize("mine", [{11: print}, {10: "graph_attention"}])
+def test_a_wrong_entry_in_my_kernels_is_named(mine):
+    with pytest.raises(ValueError, match="MY_KERNELS maps puzzle numbers"):
+        capstone_runner.course_kernels(mine)
