@@ -45,8 +45,9 @@ fi
 
 if wants full; then
   # shellcheck disable=SC2086
+  # --durations: where the suite's time goes (2026-12-04: 272 tests in 513 s on 14 workers, against 8 minutes)
   step "pytest -m gpu" "${TESTS_LIMIT:-540}" $tests_env python3 -m pytest -m gpu -v -rs -p no:cacheprovider -W ignore \
-    $workers > "$OUT/pytest_gpu.log" 2>&1
+    --durations=30 $workers > "$OUT/pytest_gpu.log" 2>&1
   echo "  $(tail -n 1 "$OUT/pytest_gpu.log")" >> "$summary"
 fi
 
