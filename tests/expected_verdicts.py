@@ -92,4 +92,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # tickets from tl.atomic_add's old values, read in lane order: the interpreter applies an atomic's lanes in an
     # order drawn for each call, as a GPU's threads land in any order
     "cheating/p01_atomic_tickets.py": ("mismatch", "elements of z wrong"),
+    # bfloat16 blocks computed with as their uint16 bits in the interpreter (the third attacker's review of
+    # 2026-12-04): comparisons and integer casts now compute on the numbers (gpu_semantics._bfloat16_as_floats)
+    "cheating/p01_bf16_compare.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_int_to_bf16.py": ("mismatch", "elements of z wrong"),
+    "cheating/p11_bf16_flag_picks_cuda_cores.py": ("budget", "tl.dot did 0% of the multiply-adds"),
 }

@@ -1,14 +1,87 @@
 """Where the interpreter's numpy would compute another kernel than a GPU's, the GPU's way (grader.worker.instrument
-installs these on the interpreter's builder): float-to-integer casts saturate, an integer division by zero is
-refused, and an atomic's lanes land in an order drawn for each call."""
+installs these on the interpreter's builder): bfloat16 blocks are computed with as numbers, float-to-integer casts
+saturate, an integer division by zero is refused, and an atomic's lanes land in an order drawn for each call."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from grader.worker.dot_shadows import _as_float32
 from grader.worker.regions import IntegerDivisionByZero
 
 _ORDERS = np.random.default_rng(0)  # the orders atomics' lanes land in: one draw per call, the same run to run
+
+
+# Triton's interpreter (3.6 to 3.9) keeps bfloat16 blocks as their uint16 bits and applies numpy to those bits:
+# `o * do` gives 2.8e-33 for 4.24, -1.0 < 1.0 is False (0xBF80 < 0x3F80 as integers), -x flips the bits' integer,
+# and an integer cast to bfloat16 becomes a tiny denormal (7 -> 6.4e-45). A kernel could branch on those, and a
+# correct one testing `x.to(tl.bfloat16) < 0` would fail. Each op on bfloat16 blocks is mended to compute in float32
+# and, where its result is bfloat16, round to nearest even, as the GPU's bfloat16 arithmetic does.
+_BF16_BINARY = ("create_fadd", "create_fsub", "create_fmul", "create_fdiv", "create_frem", "create_precise_divf",
+                "create_minimumf", "create_maximumf", "create_minnumf", "create_maxnumf")
+_BF16_UNARY = ("create_fneg", "create_exp", "create_exp2", "create_log", "create_log2", "create_sqrt",
+               "create_precise_sqrt", "create_rsqrt", "create_sin", "create_cos", "create_floor", "create_ceil",
+               "create_erf")
+_BF16_CASTS = ("create_si_to_fp", "create_ui_to_fp", "create_fp_to_si", "create_fp_to_ui", "create_fp_ext",
+               "create_fp_trunc")
+
+
+def _is_bf16(handle_or_type) -> bool:
+    dtype = getattr(handle_or_type, "dtype", handle_or_type)
+    return getattr(getattr(dtype, "scalar", dtype), "name", "") == "bf16"
+
+
+def _to_bfloat16(handle):
+    """A float32 block as bfloat16 (uint16 bits, rounded to nearest even, NaN kept NaN)."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    values = np.asarray(handle.data, dtype=np.float32)
+    bits = values.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    rounded = np.where(np.isnan(values), ((bits >> 16) | 0x40).astype(np.uint16), rounded)
+    return interpreter.TensorHandle(rounded, tl.bfloat16)
+
+
+def _bfloat16_as_floats(builder) -> None:
+    """Install the bfloat16 mends (above) on the interpreter's builder."""
+    def binary(original):
+        def wrapper(lhs, rhs, *args, **kwargs):
+            if not (_is_bf16(lhs) and _is_bf16(rhs)):
+                return original(lhs, rhs, *args, **kwargs)
+            return _to_bfloat16(original(_as_float32(lhs), _as_float32(rhs), *args, **kwargs))
+        return wrapper
+
+    def compare(original):  # a bool result: nothing to round
+        def wrapper(lhs, rhs, *args, **kwargs):
+            if _is_bf16(lhs) or _is_bf16(rhs):
+                return original(_as_float32(lhs), _as_float32(rhs), *args, **kwargs)
+            return original(lhs, rhs, *args, **kwargs)
+        return wrapper
+
+    def unary(original):
+        def wrapper(arg, *args, **kwargs):
+            if not _is_bf16(arg):
+                return original(arg, *args, **kwargs)
+            return _to_bfloat16(original(_as_float32(arg), *args, **kwargs))
+        return wrapper
+
+    def cast(original):  # through float32 on the bfloat16 side (bfloat16 <-> float32 is right already)
+        def wrapper(src, dst_type, *args, **kwargs):
+            from triton import language as tl
+
+            if _is_bf16(dst_type) and not _is_bf16(src):
+                return _to_bfloat16(original(src, tl.float32, *args, **kwargs))
+            if _is_bf16(src) and not _is_bf16(dst_type):
+                return original(_as_float32(src), dst_type, *args, **kwargs)
+            return original(src, dst_type, *args, **kwargs)
+        return wrapper
+
+    comparisons = tuple(name for name in dir(builder) if name.startswith("create_fcmp"))
+    for names, mend in ((_BF16_BINARY, binary), (comparisons, compare), (_BF16_UNARY, unary), (_BF16_CASTS, cast)):
+        for name in names:
+            if callable(getattr(builder, name, None)):
+                setattr(builder, name, mend(getattr(builder, name)))
 
 
 def _saturating(cast):

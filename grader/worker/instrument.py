@@ -55,7 +55,7 @@ import numpy as np
 
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
-from grader.worker.gpu_semantics import _lanes_in_any_order, _nonzero_divisor, _saturating
+from grader.worker.gpu_semantics import _bfloat16_as_floats, _lanes_in_any_order, _nonzero_divisor, _saturating
 from grader.worker.recorder import _HERE, Recorder, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
 from grader.worker.regions import (  # noqa: F401 (the names callers read as instrument.X)
     _DOTS,
@@ -254,33 +254,6 @@ def _wrap_tagging(original, name):
     return wrapper
 
 
-# Float arithmetic on two blocks: triton's interpreter (3.6 to 3.9) keeps bfloat16 blocks as their uint16 bits and
-# applies numpy's add, multiply, ... to those bits, so `o * do` on bfloat16 blocks is garbage (2.8e-33 for 4.24). Each
-# is mended to compute in float32 and round to bfloat16, as the GPU's bfloat16 arithmetic does.
-_BF16_ARITHMETIC = ("create_fadd", "create_fsub", "create_fmul", "create_fdiv", "create_frem", "create_precise_divf",
-                    "create_minimumf", "create_maximumf", "create_minnumf", "create_maxnumf")
-
-
-def _to_bfloat16(handle):
-    """A float32 block as bfloat16 (uint16 bits, rounded to nearest even, NaN kept NaN)."""
-    from triton import language as tl
-    from triton.runtime import interpreter
-
-    values = np.asarray(handle.data, dtype=np.float32)
-    bits = values.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    rounded = np.where(np.isnan(values), ((bits >> 16) | 0x40).astype(np.uint16), rounded)
-    return interpreter.TensorHandle(rounded, tl.bfloat16)
-
-
-def _bfloat16_arithmetic(original):
-    def wrapper(lhs, rhs, *args, **kwargs):
-        if getattr(lhs.dtype, "name", "") != "bf16" or getattr(rhs.dtype, "name", "") != "bf16":
-            return original(lhs, rhs, *args, **kwargs)
-        return _to_bfloat16(original(_as_float32(lhs), _as_float32(rhs), *args, **kwargs))
-    return wrapper
-
-
 def _wrap_dot(original):
     def wrapper(*args, **kwargs):
         a, b = args[0], args[1]
@@ -410,14 +383,12 @@ def _barrier(original):
 
 
 def _wrap_builder(builder) -> None:
-    """The builder's ops: bfloat16 arithmetic, float-to-integer casts saturating as on the GPU, integer division
-    refusing a zero divisor, every other create_ op tagged, memory ops recorded, tl.dot watched."""
-    for name in _BF16_ARITHMETIC:
-        if callable(getattr(builder, name, None)):
-            setattr(builder, name, _bfloat16_arithmetic(getattr(builder, name)))
+    """The builder's ops: bfloat16 ops on numbers (not bits), float-to-integer casts saturating as on the GPU,
+    integer division refusing a zero divisor, every other create_ op tagged, memory ops recorded, tl.dot watched."""
     for name in ("create_fp_to_si", "create_fp_to_ui"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
+    _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
     if callable(getattr(builder, "create_barrier", None)):
         builder.create_barrier = _barrier(builder.create_barrier)
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
