@@ -97,4 +97,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_bf16_compare.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_int_to_bf16.py": ("mismatch", "elements of z wrong"),
     "cheating/p11_bf16_flag_picks_cuda_cores.py": ("budget", "tl.dot did 0% of the multiply-adds"),
+    # the same orders asked for another way: a view, a tie-break by position or under return_indices's keyword
+    "cheating/p01_view_reorders.py": ("error", "x.view(...) is a reshape with can_reorder=True"),
+    "cheating/p01_argmax_tie_by_position.py": ("error", "argmax: pass what comes after the axis by its name"),
+    "cheating/p01_max_indices_tie.py": ("error", "tie_break_left=False returns whichever tied index"),
 }

@@ -278,6 +278,8 @@ def _node_problems(node: ast.AST, fn: ast.FunctionDef, scope: _Scope) -> list[tu
         problems += _as_a_value(node, scope.aliases, scope.local)
     if isinstance(node, ast.Compare):
         problems += _identity_problems(node)
+    if isinstance(node, ast.Call):
+        problems += _order_call_problems(node, scope.aliases)
     if isinstance(node, ast.FunctionDef):
         problems.append((node.lineno, "a function defined inside a kernel: make it a @triton.jit function"))
     elif not isinstance(node, _KERNEL_NODES):
@@ -343,6 +345,28 @@ _ORDER_KEYWORDS = {
     "tie_break_left": (True, "tie_break_left=False returns whichever tied index a GPU's threads find first, and the "
                              "interpreter always the leftmost: the two kernels differ. Leave it out (the leftmost)"),
 }
+_ORDER_KEYWORDS["return_indices_tie_break_left"] = _ORDER_KEYWORDS["tie_break_left"]
+# Calls whose order options may also come by position (after the block and the axis): tl.argmax(x, 0, False) is
+# tie_break_left=False, tl.max(x, 0, True, False) return_indices_tie_break_left=False. Positions past the axis are
+# refused, so each option is named and checked above; x.view(...) is a reshape with can_reorder=True.
+_ORDER_POSITIONAL = {"argmax": "tie_break_left", "argmin": "tie_break_left", "max": "return_indices",
+                     "min": "return_indices"}
+
+
+def _order_call_problems(node: ast.Call, aliases: dict) -> list[tuple[int, str]]:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else None
+    if name == "view":
+        return [(node.lineno, "x.view(...) is a reshape with can_reorder=True: the compiler may put the elements in "
+                              "any order (its layout's), and the interpreter keeps numpy's. Use tl.reshape(x, shape)")]
+    if name not in _ORDER_POSITIONAL:
+        return []
+    on_module = isinstance(func.value, ast.Name) and resolve_alias(func.value.id, aliases) is not None
+    allowed = 2 if on_module else 1  # tl.max(x, axis) or x.max(axis)
+    if len(node.args) > allowed:
+        return [(node.lineno, f"{name}: pass what comes after the axis by its name ({_ORDER_POSITIONAL[name]}=...), "
+                              "so that the grader can check it")]
+    return []
 
 
 def _keyword_problems(node: ast.keyword) -> list[tuple[int, str]]:

@@ -1,0 +1,18 @@
+"""Cheat: tl.max(..., return_indices=True, return_indices_tie_break_left=False): the tie broken by the GPU's
+threads under the other keyword."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, z_ptr, N0, B0: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * B0 + tl.arange(0, B0)
+    mask = offsets < N0
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+    y = tl.load(y_ptr + offsets, mask=mask, other=0.0)
+    ties = tl.where(mask, 1.0, 1.0)
+    # the keyword is return_indices_tie_break_left, not tie_break_left
+    m, t = tl.max(ties, 0, return_indices=True, return_indices_tie_break_left=False)
+    tl.store(z_ptr + offsets, x + y + t.to(tl.float32), mask=mask)
