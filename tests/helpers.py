@@ -4,6 +4,7 @@ import ast
 import atexit
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,13 @@ def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, firs
 def failed_case(result):
     """The first case that did not pass."""
     return next(c for c in result.cases if not c.passed)
+
+
+def as_in_a_terminal() -> None:
+    """``preexec_fn`` of a grader the test sends Ctrl-C (SIGINT): SIGINT at its default, as a terminal's foreground
+    job has it. A shell's background job (a CI script started with `&`) inherits SIGINT ignored, and Python then
+    installs no KeyboardInterrupt, so the signal would be lost and the test would wait for an exit that never comes."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(*args, interpret=True, timeout=600, results=None):

@@ -11,7 +11,7 @@ import textwrap
 import time
 
 import pytest
-from helpers import ROOT, requires_interpreter
+from helpers import ROOT, as_in_a_terminal, requires_interpreter
 
 from grader.course import registry
 from grader.judge import processes, runner
@@ -132,7 +132,8 @@ def test_a_signal_ends_grading_cleanly_with_every_worker(tmp_path, signal_number
     no worker left behind (the test waits for the first worker to exist before it signals)."""
     environment = {**os.environ, "TRITON_INTERPRET": "1", "GRADER_RESULTS": str(tmp_path / "progress.json")}
     grader = subprocess.Popen([sys.executable, "-m", "grader", "4", "5", "--impl", "solutions", "--json"], cwd=ROOT,
-                              env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=as_in_a_terminal)
     try:
         workers = []
         for _ in range(600):  # until the grader has started its first worker

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from helpers import ROOT, lesson_text, requires_interpreter
+from helpers import ROOT, as_in_a_terminal, lesson_text, requires_interpreter
 
 from grader.course import registry
 
@@ -74,7 +74,8 @@ def test_a_save_grades_again_and_ctrl_c_leaves_no_process(tmp_path):
     environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     environment.update({marker: "1", "TRITON_INTERPRET": "1", "GRADER_RESULTS": str(tmp_path / "results.json")})
     watch = subprocess.Popen([sys.executable, "-m", "grader", "1", "--file", str(path), "--watch"], cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+                             preexec_fn=as_in_a_terminal)
     out, err = _Lines(watch.stdout), _Lines(watch.stderr)
     try:
         assert "★ Solved" in out.until("★ Solved", "✗")
