@@ -326,3 +326,61 @@ def test_a_helper_that_ended_between_two_gradings_is_started_again(tmp_path, mon
     monkeypatch.setenv("GRADER_COMPILE_CACHE", str(tmp_path / "cache"))  # nothing cached: the helper is asked
     result = grade_file(2, ROOT / "solutions" / "p02_outer_add.py", first_failure=True)
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
+
+
+# -- compiling ahead: the helper compiles while the interpreter runs --------------------------------------
+
+@triton.jit
+def _ones(x_ptr, N0, B0: tl.constexpr):
+    offsets = tl.program_id(0) * B0 + tl.arange(0, B0)
+    tl.store(x_ptr + offsets, 1.0, mask=offsets < N0)
+
+
+def _launch_of_ones():
+    import torch
+
+    return instrument.Launch(_ones.fn, {"x_ptr": torch.zeros(64), "N0": 64, "B0": 32}, {}, (2,))
+
+
+def test_a_compile_started_ahead_is_the_one_the_check_takes(tmp_path, monkeypatch):
+    """compile_ahead hands the launch to the helper on a thread and returns; check waits for that outcome instead of
+    asking again (the helper is asked once per target), and an outcome the thread got is the same verdict."""
+    import threading
+
+    monkeypatch.setattr(gpu_compile, "_outcomes", {})
+    monkeypatch.setattr(gpu_compile, "_started", {})
+    monkeypatch.setenv("GRADER_COMPILE_CACHE", str(tmp_path / "cache"))  # nothing cached: the helper is asked
+    asked, release = [], threading.Event()
+    compile_now = gpu_compile._compile_now
+
+    def noted(request, key):
+        asked.append(threading.current_thread().name)
+        release.wait(60)  # still compiling when compile_ahead has returned
+        return compile_now(request, key)
+
+    monkeypatch.setattr(gpu_compile, "_compile_now", noted)
+    puzzle, launch = registry.find(1), _launch_of_ones()
+    gpu_compile.start_ahead()
+    gpu_compile.compile_ahead(puzzle, [launch])
+    assert len(gpu_compile._started) == len(puzzle.gpu_archs) and not gpu_compile._outcomes
+    release.set()
+    assert gpu_compile.check(puzzle, [launch]) is None
+    assert asked == ["gpu-compile-ahead"] * len(puzzle.gpu_archs), asked
+    assert not gpu_compile._started and gpu_compile.dot_lines([launch]) == set()
+
+
+def test_a_compile_ahead_that_fails_fails_the_case(monkeypatch):
+    """What went wrong on the compiling thread (a helper that died) reaches the check: the case fails closed."""
+    monkeypatch.setattr(gpu_compile, "_outcomes", {})
+    monkeypatch.setattr(gpu_compile, "_started", {})
+
+    def dies(request, key):
+        raise RuntimeError("the compile helper exited with status -9")
+
+    monkeypatch.setattr(gpu_compile, "_compile_now", dies)
+    puzzle, launch = registry.find(1), _launch_of_ones()
+    gpu_compile.start_ahead()
+    gpu_compile.compile_ahead(puzzle, [launch])
+    problem = gpu_compile.check(puzzle, [launch])
+    assert problem is not None and problem.startswith("the GPU compile check could not run"), problem
+    assert "the compile helper exited with status -9" in problem, problem

@@ -47,10 +47,12 @@ def main() -> None:
             maps = recording.record_case(puzzle, launcher, puzzle.cases[job["map"]], job["seed"], job["timeout"])
             emit(event="map", puzzle=puzzle.number, maps=maps.to_json())
         return
-    ahead = _Ahead(job["seed"]) if not mode.interpret else None  # natively, the next case's inputs meanwhile
     for item in job["puzzles"]:
         puzzle, launcher = _load(job, item, mode, emit)
         if launcher is not None:
+            # natively the next case's inputs meanwhile; kernel-only in the interpreter, also its GPU compile
+            ahead = _Ahead(job["seed"]) if not mode.interpret else \
+                _CompiledAhead(job, launcher) if item.get("kernels") is not None else None
             _run_cases(job, item, puzzle, launcher, mode, emit, ahead)
 
 
@@ -119,6 +121,27 @@ class _Ahead:
             return made.result() if made is not None else None
         except Exception:
             return None  # execute builds them itself, and reports what goes wrong
+
+
+class _CompiledAhead:
+    """Kernel-only grading in the interpreter: the next case's inputs, and its kernels' GPU compile started in the
+    compile helper (another process), while the interpreter runs this case (``execute.compiled_ahead``)."""
+
+    def __init__(self, job: dict, launcher):
+        self.job, self.launcher, self.pending = job, launcher, {}
+
+    def take(self, puzzle, index: int, following: list[int]):
+        """The inputs of case `index` (None: execute builds them), after starting those of `following`."""
+        made = self.pending.pop((puzzle.number, index), None) or self._started(puzzle, index)
+        for after in following:
+            self.pending[puzzle.number, after] = self._started(puzzle, after)
+        return made
+
+    def _started(self, puzzle, index: int):
+        from grader.worker import execute
+
+        return execute.compiled_ahead(puzzle, self.launcher, puzzle.cases[index], self.job["seed"],
+                                      self.job["timeout"])
 
 
 if __name__ == "__main__":

@@ -181,6 +181,26 @@ def _accesses(recorder) -> list[dict]:
     return list(rows.values())
 
 
+def compiled_ahead(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, timeout: float | None) -> tuple | None:
+    """Kernel-only grading in the interpreter, before an earlier case runs: this case's inputs, made now (for
+    ``execute``'s `made`), and its kernels' GPU compile started on the helper (``gpu_compile.compile_ahead``), so
+    that it runs while the interpreter runs the earlier case. The case still runs only once its kernels compiled
+    (``_compiled_first`` takes the outcome). None where anything goes wrong: ``execute`` makes them again and says
+    what."""
+    if skip_reason(case, "cpu", puzzle.number):
+        return None
+    gpu_compile.start_ahead()
+    try:
+        made = make_inputs(puzzle.spec, case, seed)
+        _, args, _ = _placed(puzzle, case, seed, made[0], "cpu")
+        with time_limit(timeout), instrument.dry_run() as launches:
+            launcher(*args, **case.blocks)
+    except (Exception, CaseTimeout):
+        return None
+    gpu_compile.compile_ahead(puzzle, launches)
+    return made
+
+
 def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
     """Kernel-only grading: compile the case's kernels for the GPU before the interpreter runs them. The puzzle's
     launcher runs with its kernels' launches noted, not run; each is compiled (grader.worker.gpu_compile, which
@@ -297,6 +317,9 @@ def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_de
     if recorder.dots_16bit:  # dot liveness by perturbing each tl.dot's result (instrument.DotShadows)
         recorder.shadows = instrument.DotShadows()
     recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
+    # the GPU compile of a launcher's own kernels, checked after the run, runs in the helper beside the run
+    gpu_compile.start_ahead()
+    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch])
     if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
         sizes = puzzle.sizes_for_budgets(case.blocks, dims)
         recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)

@@ -56,7 +56,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+from concurrent.futures import Future
 from pathlib import Path
+from queue import SimpleQueue
 
 from grader import env, paths, protocol
 from grader.worker import compiler_advice, compose
@@ -321,9 +324,19 @@ def prestart() -> None:
 
 
 def _compile(request: dict) -> dict:
-    global _helper
+    """The helper's outcome for this request: the one started ahead (``compile_ahead``), else compiled now."""
     key = json.dumps(request, sort_keys=True)
-    if key not in _outcomes:
+    started = _started.pop(key, None)
+    if started is not None:
+        return started.result()  # what the compile raised, raised here
+    return _compile_now(request, key)
+
+
+def _compile_now(request: dict, key: str) -> dict:
+    global _helper
+    with _talking:
+        if key in _outcomes:
+            return _outcomes[key]
         saved = _DiskCache(request)
         loaded = saved.load()
         if loaded is not None:
@@ -337,14 +350,65 @@ def _compile(request: dict) -> dict:
         if _helper is None:
             _helper = _Helper()
         try:
-            _outcomes[key] = _helper.ask(request)
+            outcome = _helper.ask(request)
         except Exception:
             _helper.close()  # a helper that timed out or died on this request is not asked again: it fails closed
             _helper = None
             raise
-        if "skip" not in _outcomes[key]:  # the check's trouble may pass; the compiler's verdict stays
-            saved.store(_outcomes[key])
-    return _outcomes[key]
+        if "skip" not in outcome:  # the check's trouble may pass; the compiler's verdict stays
+            saved.store(outcome)
+        _outcomes[key] = outcome
+        return outcome
+
+
+# -- compiling ahead ----------------------------------------------------------------------------------
+# The helper is another process, so it can compile a case's kernels while this one interprets the case before
+# (kernel-only grading: grader.worker.execute.compiled_ahead) or the same case (a launcher of the learner's own,
+# checked after its run). Each case still waits for its own kernels' outcome where it waited before (``check``),
+# so nothing runs in the interpreter that was not compiled first where that is the rule. One thread asks, in turn,
+# since the helper answers one request at a time; a daemon, so that a grading process never waits for it at exit.
+# Measured on 2 cores (puzzle 16 kernel-only, every compile new, another job on one core): 23.1 s before, 17-19 s.
+
+_talking = threading.Lock()  # one conversation with the helper at a time
+_started: dict[str, Future] = {}  # request (as JSON) -> its compile, started ahead and not yet taken by _compile
+_queue: SimpleQueue | None = None
+
+
+def _asking() -> None:
+    while True:
+        request, key, future = _queue.get()
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(_compile_now(request, key))
+            except BaseException as exc:  # handed to the case that takes it
+                future.set_exception(exc)
+
+
+def start_ahead() -> None:
+    """Start the thread that compiles ahead, once per process, in the interpreter: before a launcher runs (the
+    launcher guard refuses a thread started inside a learner's launcher)."""
+    global _queue
+    if _queue is None and env.interpreter_forced():
+        _queue = SimpleQueue()
+        threading.Thread(target=_asking, name="gpu-compile-ahead", daemon=True).start()
+
+
+def compile_ahead(puzzle, launches) -> None:
+    """Start compiling these launches' kernels for the puzzle's GPU targets on the helper (``start_ahead``'s thread,
+    else nothing is started), and return at once; the ``check`` of the same launches takes the outcomes. A launch
+    the check cannot encode is left to the check."""
+    if _queue is None or not env.interpreter_forced():
+        return
+    for launch in launches:
+        try:
+            requests = [_request(launch, arch) for arch in getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)]
+        except Exception:
+            continue  # the check says why
+        for request in requests:
+            key = json.dumps(request, sort_keys=True)
+            if key not in _outcomes and key not in _started:
+                _started[key] = Future()
+                _queue.put((request, key, _started[key]))
 
 
 class _DiskCache:

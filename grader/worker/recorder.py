@@ -56,6 +56,7 @@ class Recorder(RaceChecks):
         self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
         self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
         self.launches: list[Launch] = []
+        self.on_launch = None  # set by the grader: called with each launch before it runs (gpu_compile.compile_ahead)
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
         self.program_loads: dict[tuple, dict[Region, int]] = {}
         self.program_stores: dict[tuple, dict[Region, int]] = {}
@@ -168,6 +169,8 @@ class Recorder(RaceChecks):
     def _launch(self, fn, arg_names, args, kwargs, grid):
         launch = Launch.of(fn, arg_names, args, kwargs, grid)
         self.launches.append(launch)
+        if self.on_launch is not None:
+            self.on_launch(launch)
         for name, value in launch.bound.items():  # defaults are never tensors
             base = getattr(value, "base", None) if type(value).__name__ == "TensorDescriptor" else value
             if hasattr(base, "data_ptr") and hasattr(base, "numel"):
