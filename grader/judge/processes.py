@@ -178,15 +178,6 @@ def workers_for(interpret: bool) -> int:
     return max(1, min(4, cores // (2 if interpret else 4)))
 
 
-def checkers_for() -> int:
-    """How many interpreters run a native grading's checks (its small cases dealt among them): one per two cores, up
-    to eight. Measured on the H200's 16 cores (2026-12-04, one grading alone): puzzle 16 took 13.2 s with four,
-    10.0 s with eight or twelve; puzzle 10 8.9 s with four, 7.8 s with eight. ``GRADER_WORKERS`` sets it too."""
-    if os.environ.get("GRADER_WORKERS", "").isdigit() and int(os.environ["GRADER_WORKERS"]) > 0:
-        return int(os.environ["GRADER_WORKERS"])
-    return max(1, min(8, (os.cpu_count() or 1) // 2))
-
-
 # -- one worker -------------------------------------------------------------------------------------------
 
 class _Started:

@@ -362,15 +362,13 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     its report says why. `progress`, if given, is called with (puzzle, case index, CaseResult) as each case is
     judged; `on_result` with each PuzzleResult as soon as its puzzle is decided, in the order of `puzzles`. With
     `first_failure`, a puzzle stops at its first failing case (the grader's own tests). `workers`: how many
-    workers of each kind grade side by side natively (``processes.workers_for`` for the GPU's,
-    ``processes.checkers_for`` for the interpreter's checks, by default). Raises ``Broken``
+    workers of each kind grade side by side natively (``processes.workers_for`` by default). Raises ``Broken``
     when a worker cannot start."""
     file = str(Path(file).resolve()) if file is not None else None  # the worker runs in another directory
     notices: dict[int, list[str]] = {p.number: [] for p in puzzles}
     kernels, decided = _read(puzzles, impl, file, own_launcher, notices)
     modes = _modes(puzzles, interpret, capability, notices)
     references = ThreadPoolExecutor(max_workers=2 if interpret else 4, thread_name_prefix="reference")
-    checkers = workers or processes.checkers_for()
     workers = workers or processes.workers_for(interpret)
     gradings = [_Grading(share, impl, file, seed, in_interpreter, timeout, grace, kernels, progress,
                          first_failure=first_failure, references=references)
@@ -378,7 +376,7 @@ def grade_isolated(puzzles: list[registry.Puzzle], impl: str, file: str | None, 
     native = [p for p in puzzles if modes[p.number] == "native" and p.number not in decided]
     checks = [_Grading([p for p in native if p.number in only], impl, file, seed, True, timeout, grace, kernels,
                        only=only, first_failure=first_failure, references=references)
-              for only in _checks_dealt(native, checkers, notices)]
+              for only in _checks_dealt(native, workers, notices)]
     processes.become_subreaper()
     spare = processes.descendants(excluded=processes.prestarted_pids())  # the prestarted workers are ours to end
     # A file imported whole (--own-launcher) is untrusted: the grader's files are put back as they were, and a

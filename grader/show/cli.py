@@ -243,7 +243,7 @@ def _case_progress(wanted: bool):
 
 def _prestart(interpreted: bool, puzzles: int) -> None:
     """Start the workers a grading of this many puzzles will take (grader.judge.runner): one in the interpreter;
-    natively up to processes.workers_for's count on the GPU, and checkers_for's for the interpreter's checks."""
+    natively up to processes.workers_for's count of each kind, the GPU's and the interpreter's checks beside it."""
     from grader.judge import processes
 
     if interpreted:
@@ -251,7 +251,7 @@ def _prestart(interpreted: bool, puzzles: int) -> None:
         return
     processes.prestart(interpret=False, count=min(puzzles, processes.workers_for(False)))
     if not env.version_problems(env.Mode(True, "")):
-        processes.prestart(interpret=True, count=processes.checkers_for())
+        processes.prestart(interpret=True, count=processes.workers_for(False))
 
 
 WATCH_POLL = 0.2  # seconds between looks at the watched files
