@@ -96,6 +96,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # 2026-12-04): comparisons and integer casts now compute on the numbers (gpu_semantics._bfloat16_as_floats)
     "cheating/p01_bf16_compare.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_int_to_bf16.py": ("mismatch", "elements of z wrong"),
+    # float8 casts past the range (the GPU saturates) and tl.gather counting from the end (numpy wraps, a GPU does not)
+    "cheating/p01_fp8_past_its_range.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_gather_from_the_end.py": ("error", "tl.gather with an index outside 0..31"),
     "cheating/p11_bf16_flag_picks_cuda_cores.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     # the same orders asked for another way: a view, a tie-break by position or under return_indices's keyword
     "cheating/p01_view_reorders.py": ("error", "x.view(...) is a reshape with can_reorder=True"),

@@ -370,3 +370,29 @@ def test_a_mask_the_stock_interpreter_rejects_passes_with_a_note_saying_what_to_
     assert note.startswith("note: the stock interpreter of triton 3.9") and "tl.where(node < N, block_mask, False)" \
         in note
     assert "p01_scalar_condition_mask.py:" in note and "tl.load(x_ptr + offsets, mask=mask)" in note  # where it is used
+
+
+@triton.jit
+def _float8_round_trip(x_ptr, e4_ptr, e5_ptr, h4_ptr, N: tl.constexpr):
+    offsets = tl.arange(0, N)
+    x = tl.load(x_ptr + offsets)
+    tl.store(e4_ptr + offsets, x.to(tl.float8e4nv).to(tl.float32))
+    tl.store(e5_ptr + offsets, x.to(tl.float8e5).to(tl.float32))
+    tl.store(h4_ptr + offsets, x.to(tl.float16).to(tl.float8e4nv).to(tl.float32))
+
+
+def test_casts_to_float8_round_and_saturate_as_the_gpus():
+    """PTX cvt.rn.satfinite (what sm_90 runs): round to nearest even, carrying into the exponent (500 -> 512 in
+    float8e5), past the largest finite value that value with its sign (inf too), NaN kept NaN. The interpreter's own
+    conversion gave 256 for 500, 1000 and inf as float8e4nv, and read NaN back as 480."""
+    x = torch.tensor([1.0, 300.0, 464.0, 500.0, 1000.0, 60000.0, float("inf"), float("nan"), -500.0, -float("inf"),
+                      1e-9, 0.1, -0.1, 3.0, 70000.0, -70000.0])
+    e4, e5, h4 = (torch.empty(16) for _ in range(3))
+    with instrument.recording():
+        _float8_round_trip[(1,)](x, e4, e5, h4, N=16)
+    assert torch.isnan(e4[7]) and e4[[0, 1, 2, 3, 4, 5, 6, 8, 9]].tolist() == [
+        1.0, 288.0, 448.0, 448.0, 448.0, 448.0, 448.0, -448.0, -448.0]
+    assert torch.isnan(e5[7]) and e5[[0, 1, 2, 3, 4, 5, 6, 8, 9, 14, 15]].tolist() == [
+        1.0, 320.0, 448.0, 512.0, 1024.0, 57344.0, 57344.0, -512.0, -57344.0, 57344.0, -57344.0]
+    assert torch.equal(h4.nan_to_num(), e4.nan_to_num())  # from float16 the same (70000 is inf in float16)
+    assert e4[10] == 0.0 and e4[11] == 0.1015625 and e4[12] == -0.1015625 and e4[13] == 3.0

@@ -1,13 +1,14 @@
 """Where the interpreter's numpy would compute another kernel than a GPU's, the GPU's way (grader.worker.instrument
 installs these on the interpreter's builder): bfloat16 blocks are computed with as numbers, float-to-integer casts
-saturate, an integer division by zero is refused, and an atomic's lanes land in an order drawn for each call."""
+saturate, so do casts to float8, an integer division by zero and a tl.gather index past its block are refused, and an
+atomic's lanes land in an order drawn for each call."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from grader.worker.dot_shadows import _as_float32
-from grader.worker.regions import IntegerDivisionByZero
+from grader.worker.regions import GatherOutOfRange, IntegerDivisionByZero
 
 _ORDERS = np.random.default_rng(0)  # the orders atomics' lanes land in: one draw per call, the same run to run
 
@@ -102,6 +103,59 @@ def _saturating(cast):
         out = np.where(high, info.max, np.where(low, info.min, out)).astype(target)
         return interpreter.TensorHandle(out, dst_type.scalar)
     return saturated
+
+
+# A cast to float8 rounding to nearest even compiles to PTX cvt.rn.satfinite on sm_90 (from float32 and float16;
+# triton's conversion tests in the NVIDIA backend check for it): past the format's largest finite value it gives
+# that value with the sign, NaN stays NaN. The interpreter's own conversion gets these wrong (1000 and inf as
+# float8e4nv both read back 256, NaN 384), and misses the carry of a rounding into the exponent (500 as float8e5
+# reads back 256, not 512); and reading float8e4nv back, its NaN as 480. So casts to and from the two OCP formats
+# go through torch's float8 types, which round and read them as the standard says, after the GPU's saturation.
+_FP8_TORCH = {"fp8e4nv": ("float8_e4m3fn", 448.0), "fp8e5": ("float8_e5m2", 57344.0)}
+
+
+def _fp8_as_the_gpu(convert):
+    """Casts to and from float8e4nv and float8e5 as the GPU does them (above); others, and the round-toward-zero
+    cast (plain bit truncation on the GPU), as the interpreter does them."""
+    def converted(src, dst_type, rounding_mode=None, *args, **kwargs):
+        import torch
+        from triton import language as tl
+        from triton.runtime import interpreter
+
+        to, of = (getattr(getattr(t, "scalar", t), "name", "") for t in (dst_type, src.dtype))
+        rtz = "RTZ" in str(getattr(rounding_mode, "name", rounding_mode)).upper()
+        if (to in _FP8_TORCH) == (of in _FP8_TORCH) or (to in _FP8_TORCH and rtz) or \
+                not hasattr(torch, "float8_e5m2"):
+            return convert(src, dst_type, rounding_mode, *args, **kwargs)
+        if to in _FP8_TORCH:
+            kind, largest = _FP8_TORCH[to]
+            values = np.asarray(_as_float32(src).data if _is_bf16(src) else src.data).astype(np.float32)
+            bits = torch.from_numpy(np.clip(values, -largest, largest)).to(getattr(torch, kind)).view(torch.uint8)
+            return interpreter.TensorHandle(bits.numpy().view(interpreter._get_np_dtype(dst_type)), dst_type.scalar)
+        kind, _ = _FP8_TORCH[of]
+        bits = torch.from_numpy(np.ascontiguousarray(np.asarray(src.data)).view(np.uint8))
+        values = bits.view(getattr(torch, kind)).to(torch.float32).numpy()
+        if to == "bf16":
+            return _to_bfloat16(interpreter.TensorHandle(values, tl.float32))
+        return interpreter.TensorHandle(values.astype(interpreter._get_np_dtype(dst_type)), dst_type.scalar)
+    return converted
+
+
+def _gather_in_range(gather):
+    """tl.gather refusing an index outside its block (GatherOutOfRange): numpy's take_along_axis counts a negative
+    index from the end, a GPU reads whatever its registers hold (the index is not checked there)."""
+    def checked(src, indices, axis, *args, **kwargs):
+        index = np.asarray(indices.data)
+        size = np.shape(src.data)[axis]
+        outside = int(np.count_nonzero((index < 0) | (index >= size)))
+        if outside:
+            raise GatherOutOfRange(
+                f"tl.gather with an index outside 0..{size - 1} on {outside} of {index.size} lanes (e.g. "
+                f"{int(index[(index < 0) | (index >= size)].flat[0])}): the interpreter counts a negative index from "
+                f"the end, a GPU reads an undefined value, so the kernel would compute one thing here and another on a "
+                f"GPU. Keep every index inside the block (tl.where(ok, i, 0)), masked lanes too")
+        return gather(src, indices, axis, *args, **kwargs)
+    return checked
 
 
 def _nonzero_divisor(divide, name: str):

@@ -55,7 +55,14 @@ import numpy as np
 
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
-from grader.worker.gpu_semantics import _bfloat16_as_floats, _lanes_in_any_order, _nonzero_divisor, _saturating
+from grader.worker.gpu_semantics import (
+    _bfloat16_as_floats,
+    _fp8_as_the_gpu,
+    _gather_in_range,
+    _lanes_in_any_order,
+    _nonzero_divisor,
+    _saturating,
+)
 from grader.worker.recorder import _HERE, Recorder, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
 from grader.worker.regions import (  # noqa: F401 (the names callers read as instrument.X)
     _DOTS,
@@ -67,6 +74,7 @@ from grader.worker.regions import (  # noqa: F401 (the names callers read as ins
     SUM_16BIT_ADVICE,
     DotNot16Bit,
     DotTooSmall,
+    GatherOutOfRange,
     IntegerDivisionByZero,
     Launch,
     Race,
@@ -389,6 +397,10 @@ def _wrap_builder(builder) -> None:
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
     _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
+    if callable(getattr(builder, "create_fp_to_fp", None)):
+        builder.create_fp_to_fp = _fp8_as_the_gpu(builder.create_fp_to_fp)
+    if callable(getattr(builder, "create_gather", None)):
+        builder.create_gather = _gather_in_range(builder.create_gather)
     if callable(getattr(builder, "create_barrier", None)):
         builder.create_barrier = _barrier(builder.create_barrier)
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):

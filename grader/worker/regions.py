@@ -40,6 +40,11 @@ class IntegerDivisionByZero(Exception):
     kernel would compute one thing in the interpreter and another on the GPU; refused, never guessed."""
 
 
+class GatherOutOfRange(Exception):
+    """A tl.gather index outside its block on some lane: numpy counts a negative one from the end, a GPU reads an
+    undefined value; refused, never guessed."""
+
+
 class DotNot16Bit(Exception):
     """A ``tl.dot`` with an operand that is not 16-bit, in a puzzle whose lesson is 16-bit tensor-core products."""
 
