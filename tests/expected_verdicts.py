@@ -99,6 +99,11 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # float8 casts past the range (the GPU saturates) and tl.gather counting from the end (numpy wraps, a GPU does not)
     "cheating/p01_fp8_past_its_range.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_gather_from_the_end.py": ("error", "tl.gather with an index outside 0..31"),
+    # the fourth attacker's review: Python's range (an int32 loop variable on a GPU), a float cast to int8 past its
+    # range (undefined there), and a tl.reduce whose combine is not associative (a GPU folds in a tree)
+    "cheating/p01_range_loop_integer_wraps.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_int8_past_its_range.py": ("error", "a float cast to int8 of 1 of 1 lanes outside -128..127"),
+    "cheating/p03_reduce_combine_not_associative.py": ("error", "tl.reduce with your combine function gives another"),
     "cheating/p11_bf16_flag_picks_cuda_cores.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     # the same orders asked for another way: a view, a tie-break by position or under return_indices's keyword
     "cheating/p01_view_reorders.py": ("error", "x.view(...) is a reshape with can_reorder=True"),

@@ -8,7 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from grader.worker.dot_shadows import _as_float32
-from grader.worker.regions import GatherOutOfRange, IntegerDivisionByZero
+from grader.worker.regions import (
+    CombineOrderMatters,
+    GatherOutOfRange,
+    IntegerDivisionByZero,
+    NarrowCastOutOfRange,
+)
 
 _ORDERS = np.random.default_rng(0)  # the orders atomics' lanes land in: one draw per call, the same run to run
 
@@ -88,7 +93,9 @@ def _bfloat16_as_floats(builder) -> None:
 def _saturating(cast):
     """A float-to-integer cast as the GPU does it (PTX cvt.rzi saturates: past the range it gives the largest or
     smallest integer, NaN gives 0), where numpy's gives INT_MIN for both: a test on such a cast would otherwise make
-    a kernel one thing in the interpreter and another on the GPU."""
+    a kernel one thing in the interpreter and another on the GPU. To an 8- or 16-bit integer, a value past the
+    type's range is refused (NarrowCastOutOfRange): the compiled kernel converts to 32 bits and keeps the low bits,
+    or, for a constant, folds LLVM's undefined value, so no one answer is the GPU's."""
     def saturated(src, dst_type):
         from triton.runtime import interpreter
 
@@ -97,6 +104,15 @@ def _saturating(cast):
             return cast(src, dst_type)
         target = interpreter._get_np_dtype(dst_type)
         info = np.iinfo(target)
+        if info.bits < 32:
+            outside = np.isfinite(data) & ((data >= info.max + 1.0) | (data <= info.min - 1.0)) | np.isinf(data)
+            if outside.any():
+                raise NarrowCastOutOfRange(
+                    f"a float cast to {dst_type.scalar.name} of {int(np.count_nonzero(outside))} of {data.size} lanes "
+                    f"outside {info.min}..{info.max} (e.g. {float(data[outside].flat[0]):g}): past the range the "
+                    f"GPU's conversion is undefined (the compiled kernel keeps the low bits of a 32-bit integer, or "
+                    f"folds any value), so the kernel would compute one thing here and another on a GPU. Clamp "
+                    f"first (tl.minimum / tl.maximum), or cast to tl.int32")
         wide = np.nan_to_num(data.astype(np.float64), nan=0.0)
         high, low = wide >= float(info.max), wide <= float(info.min)
         out = np.where(high | low, 0.0, wide).astype(target)
@@ -155,6 +171,33 @@ def _gather_in_range(gather):
                 f"the end, a GPU reads an undefined value, so the kernel would compute one thing here and another on a "
                 f"GPU. Keep every index inside the block (tl.where(ok, i, 0)), masked lanes too")
         return gather(src, indices, axis, *args, **kwargs)
+    return checked
+
+
+def _combine_in_any_order(generic_reduce):
+    """tl.reduce with a combine function of the kernel's own (the interpreter folds it left to right), done again
+    with each row's elements in the reverse order, and refused (CombineOrderMatters) when the two differ by more
+    than rounding: a GPU combines a row in a tree (within each thread, then across threads, the operands either way
+    round), so it takes the function to be associative and commutative. A combine that is not (a - b, keep the
+    left one on a tie) would give one answer here and another there."""
+    def checked(self, input):
+        result = generic_reduce(self, input)
+        values = input if isinstance(input, (tuple, list)) else (input,)
+        flipped = tuple(self.to_tensor(np.flip(np.asarray(v.handle.data), axis=self.axis), v.dtype) for v in values)
+        again = generic_reduce(self, flipped)
+        for first, second in zip(result, again):
+            a, b = (np.asarray(_as_float32(t.handle).data if _is_bf16(t.handle) else t.handle.data) for t in
+                    (first, second))
+            same = np.allclose(a, b, rtol=1e-3, atol=1e-6 * (1.0 + float(np.nanmax(np.abs(a), initial=0.0))),
+                               equal_nan=True) if a.dtype.kind == "f" else np.array_equal(a, b)
+            if not same:
+                raise CombineOrderMatters(
+                    "tl.reduce with your combine function gives another result when a row's elements are combined in "
+                    "another order (the reverse): a GPU combines them in a tree, within each thread and then across "
+                    "threads, taking operands either way round, not left to right as the interpreter does. The "
+                    "combine function must be associative and commutative (a + b, a maximum, the online softmax's "
+                    "pair; a tie broken by index, not by which operand came first)")
+        return result
     return checked
 
 

@@ -57,6 +57,7 @@ from grader.paths import location  # noqa: F401 (the name this module's callers 
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
 from grader.worker.gpu_semantics import (
     _bfloat16_as_floats,
+    _combine_in_any_order,
     _fp8_as_the_gpu,
     _gather_in_range,
     _lanes_in_any_order,
@@ -72,11 +73,13 @@ from grader.worker.regions import (  # noqa: F401 (the names callers read as ins
     DOT_16BIT_RULE,
     MIN_DOT,
     SUM_16BIT_ADVICE,
+    CombineOrderMatters,
     DotNot16Bit,
     DotTooSmall,
     GatherOutOfRange,
     IntegerDivisionByZero,
     Launch,
+    NarrowCastOutOfRange,
     Race,
     Region,
     RegionMap,
@@ -374,6 +377,8 @@ def _install():
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
     interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
+    if callable(getattr(getattr(interpreter, "ReduceOps", None), "generic_reduce", None)):
+        interpreter.ReduceOps.generic_reduce = _combine_in_any_order(interpreter.ReduceOps.generic_reduce)
     interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
     patched: set = set()  # the languages patched since this launch began (_noted_launches and _patch_lang_once)
     executor.run = _noted_launches(executor.run, patched)
@@ -444,11 +449,26 @@ def _noted_launches(launch, patched: set):
         if _active is not None and not warmup:
             _active._launch(self.fn, self.arg_names, args, kwargs, grid)
         patched.clear()
+        scope = getattr(self.fn, "__globals__", {})
+        shadowed = "range" not in scope  # Python's range in a kernel: the GPU compiles it as tl.range
+        if shadowed:
+            scope["range"] = _builtin_range
         try:
             return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             patched.clear()
+            if shadowed:
+                scope.pop("range", None)
     return run
+
+
+def _builtin_range(*args, **kwargs):
+    """Python's range inside a kernel, as the GPU compiler takes it: tl.range, whose loop variable is an int32 (or
+    int64) tensor, so `i * 65536 * 65536` wraps as it does there (Python's would give a big integer). Put in the
+    kernel's globals only while it runs, so the launcher's own range stays Python's."""
+    from triton import language as tl
+
+    return tl.range(*args, **kwargs)
 
 
 def _patch_lang_once(interpreter, patched: set):

@@ -45,6 +45,14 @@ class GatherOutOfRange(Exception):
     undefined value; refused, never guessed."""
 
 
+class NarrowCastOutOfRange(Exception):
+    """A float cast to an 8- or 16-bit integer of a value past that type's range: undefined on a GPU; refused."""
+
+
+class CombineOrderMatters(Exception):
+    """A tl.reduce whose combine function gives another result in another order: a GPU's tree order differs."""
+
+
 class DotNot16Bit(Exception):
     """A ``tl.dot`` with an operand that is not 16-bit, in a puzzle whose lesson is 16-bit tensor-core products."""
 
