@@ -104,6 +104,13 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_range_loop_integer_wraps.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_int8_past_its_range.py": ("error", "a float cast to int8 of 1 of 1 lanes outside -128..127"),
     "cheating/p03_reduce_combine_not_associative.py": ("error", "tl.reduce with your combine function gives another"),
+    # the fifth attacker's review: more of what a GPU leaves undefined or computes otherwise than numpy
+    "cheating/p01_loop_step_negative_at_run_time.py": ("error", "a loop's step known only at run time is -1"),
+    "cheating/p01_signed_zero_maximum.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_shift_by_the_width.py": ("error", "a shift by 40 of a 32-bit integer"),
+    "cheating/p01_int_min_divided_by_minus_one.py": ("error", "the smallest 32-bit integer divided by -1"),
+    "cheating/p01_argmax_over_nan.py": ("error", "tl.argmax / tl.argmin over a block with NaN"),
+    "cheating/p01_float32_dot_at_tf32.py": ("mismatch", "elements of z wrong"),
     "cheating/p11_bf16_flag_picks_cuda_cores.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     # the same orders asked for another way: a view, a tie-break by position or under return_indices's keyword
     "cheating/p01_view_reorders.py": ("error", "x.view(...) is a reshape with can_reorder=True"),

@@ -9,10 +9,13 @@ import numpy as np
 
 from grader.worker.dot_shadows import _as_float32
 from grader.worker.regions import (
+    ArgReduceOverNaN,
     CombineOrderMatters,
     GatherOutOfRange,
     IntegerDivisionByZero,
+    IntegerDivisionOverflow,
     NarrowCastOutOfRange,
+    ShiftPastWidth,
 )
 
 _ORDERS = np.random.default_rng(0)  # the orders atomics' lanes land in: one draw per call, the same run to run
@@ -174,6 +177,74 @@ def _gather_in_range(gather):
     return checked
 
 
+def _as_tf32(a, b, precision):
+    """A tl.dot's float32 operands at its default precision, TF32, as a tensor core reads them: the low 13 of the 23
+    mantissa bits dropped (10 kept), so a float32 product is not exact on a GPU (x + y as a dot with ones misses a
+    1e-6 tolerance there), where numpy's matmul is. input_precision="ieee" (and "tf32x3") stay exact."""
+    from triton.runtime import interpreter
+
+    asked = str(getattr(precision, "name", precision)).upper()
+    if "TF32" not in asked or "X3" in asked or any(getattr(h.dtype, "name", "") != "fp32" for h in (a, b)):
+        return a, b
+
+    def cut(handle):
+        bits = np.ascontiguousarray(np.asarray(handle.data, dtype=np.float32)).view(np.uint32) & np.uint32(0xFFFFE000)
+        return interpreter.TensorHandle(bits.view(np.float32), handle.dtype)
+    return cut(a), cut(b)
+
+
+def _shift_in_width(shift):
+    """An integer shift refusing an amount outside 0..width-1 on any lane (ShiftPastWidth): numpy gives 0 or the
+    sign, LLVM leaves it undefined (the compiled kernel may store a register nothing wrote)."""
+    def checked(lhs, rhs, *args, **kwargs):
+        amount, bits = np.asarray(rhs.data), np.asarray(lhs.data).dtype.itemsize * 8
+        outside = (amount < 0) | (amount >= bits) if amount.dtype.kind == "i" else amount >= bits
+        count = int(np.count_nonzero(outside))
+        if count:
+            raise ShiftPastWidth(
+                f"a shift by {int(np.asarray(amount)[outside].flat[0])} of a {bits}-bit integer on {count} of "
+                f"{amount.size} lanes: a shift by the width or more is undefined on a GPU (the compiled kernel may "
+                f"store whatever a register held), while numpy gives 0, so the kernel would compute one thing here "
+                f"and another on a GPU. Keep every lane's amount in 0..{bits - 1}, masked lanes too")
+        return shift(lhs, rhs, *args, **kwargs)
+    return checked
+
+
+def _zeros_ordered(pick, name: str):
+    """tl.maximum / tl.minimum as PTX max.f32 / min.f32 take signed zeros: -0.0 below +0.0, so the maximum of +0.0
+    and -0.0 is +0.0 and the minimum -0.0, where numpy may return either operand (a kernel could read 1 / m)."""
+    def ordered(lhs, rhs, *args, **kwargs):
+        from triton.runtime import interpreter
+
+        result = pick(lhs, rhs, *args, **kwargs)
+        a, b = np.asarray(lhs.data), np.asarray(rhs.data)
+        if a.dtype.kind != "f" or b.dtype.kind != "f":
+            return result
+        a, b, data = np.broadcast_arrays(a, b, np.asarray(result.data))
+        zeros = (a == 0) & (b == 0)
+        if not zeros.any():
+            return result
+        negative = np.signbit(a) & np.signbit(b) if "max" in name else np.signbit(a) | np.signbit(b)
+        signed = np.where(negative, -0.0, 0.0).astype(data.dtype)
+        return interpreter.TensorHandle(np.where(zeros, signed, data), result.dtype)
+    return ordered
+
+
+def _arg_reduce_without_nan(min_max):
+    """tl.argmax / tl.argmin refusing a block that holds NaN (ArgReduceOverNaN): numpy's nanargmax skips it, a GPU
+    compares with > and ==, both false against NaN, so which index wins depends on its tree."""
+    def checked(self, input, val_reduce_op, idx_reduce_op=None, *args, **kwargs):
+        values = np.asarray(getattr(getattr(input, "handle", None), "data", np.zeros(0)))
+        if idx_reduce_op is not None and values.dtype.kind == "f" and np.isnan(values).any():
+            raise ArgReduceOverNaN(
+                f"tl.argmax / tl.argmin over a block with NaN in {int(np.count_nonzero(np.isnan(values)))} of "
+                f"{values.size} lanes: the interpreter skips NaN, a GPU compares with > and ==, both false against "
+                f"NaN, so the index it returns depends on the order of its tree. Replace NaN first (tl.where(x == x, "
+                f"x, -float('inf')))")
+        return min_max(self, input, val_reduce_op, idx_reduce_op, *args, **kwargs)
+    return checked
+
+
 def _combine_in_any_order(generic_reduce):
     """tl.reduce with a combine function of the kernel's own (the interpreter folds it left to right), done again
     with each row's elements in the reverse order, and refused (CombineOrderMatters) when the two differ by more
@@ -202,8 +273,19 @@ def _combine_in_any_order(generic_reduce):
 
 
 def _nonzero_divisor(divide, name: str):
-    """An integer division or remainder that refuses a zero divisor on any lane (IntegerDivisionByZero)."""
+    """An integer division or remainder that refuses a zero divisor on any lane (IntegerDivisionByZero), and, signed,
+    the smallest integer divided by -1 (IntegerDivisionOverflow: numpy gives the smallest integer, a GPU an
+    undefined value)."""
     def checked(lhs, rhs, *args, **kwargs):
+        top, bottom = np.asarray(lhs.data), np.asarray(rhs.data)
+        if name in ("create_sdiv", "create_srem") and top.dtype.kind == "i":
+            overflow = int(np.count_nonzero((top == np.iinfo(top.dtype).min) & (bottom == -1)))
+            if overflow:
+                raise IntegerDivisionOverflow(
+                    f"the smallest {top.dtype.itemsize * 8}-bit integer divided by -1 on {overflow} of {top.size} "
+                    f"lanes: the quotient does not fit, numpy gives the smallest integer and a GPU an undefined "
+                    f"value (the compiled kernel may store whatever a register held), so the kernel would compute one "
+                    f"thing here and another on a GPU. Divide in a wider type (.to(tl.int64)), or keep that lane out")
         zeros = int(np.count_nonzero(np.asarray(rhs.data) == 0))
         if zeros:  # the learner's line is added by the grader's report of the exception
             sign = "%" if name.endswith("rem") else "//"

@@ -56,6 +56,8 @@ import numpy as np
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
 from grader.worker.gpu_semantics import (
+    _arg_reduce_without_nan,
+    _as_tf32,
     _bfloat16_as_floats,
     _combine_in_any_order,
     _fp8_as_the_gpu,
@@ -63,6 +65,8 @@ from grader.worker.gpu_semantics import (
     _lanes_in_any_order,
     _nonzero_divisor,
     _saturating,
+    _shift_in_width,
+    _zeros_ordered,
 )
 from grader.worker.recorder import _HERE, Recorder, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
 from grader.worker.regions import (  # noqa: F401 (the names callers read as instrument.X)
@@ -73,16 +77,20 @@ from grader.worker.regions import (  # noqa: F401 (the names callers read as ins
     DOT_16BIT_RULE,
     MIN_DOT,
     SUM_16BIT_ADVICE,
+    ArgReduceOverNaN,
     CombineOrderMatters,
     DotNot16Bit,
     DotTooSmall,
     GatherOutOfRange,
     IntegerDivisionByZero,
+    IntegerDivisionOverflow,
     Launch,
     NarrowCastOutOfRange,
     Race,
     Region,
     RegionMap,
+    ShiftPastWidth,
+    StepNotPositive,
     SumIn16Bit,
     Traffic,
     _refuse_16_bit_sum,
@@ -286,7 +294,9 @@ def _wrap_dot(original):
             if attr.get(_ROUNDED) and attr.get(_DOTS):  # the learner's line is added by the grader's report
                 raise SumIn16Bit("the running sum this tl.dot adds into was rounded to 16 bits since the last tl.dot "
                                  f"(acc.to(tl.float16) between two products). {SUM_16BIT_ADVICE}")
-        result = original(_as_float32(a), _as_float32(b), *args[2:], **kwargs)
+        precision = args[3] if len(args) > 3 else kwargs.get("input_precision")
+        read_a, read_b = _as_tf32(a, b, precision)  # a float32 dot's default precision: TF32 (gpu_semantics)
+        result = original(_as_float32(read_a), _as_float32(read_b), *args[2:], **kwargs)
         if _active is None:
             return result
         counted, line = None, None
@@ -350,6 +360,12 @@ def _tensor_range(original_range):
     from triton.runtime import interpreter
 
     def loop(arg1, arg2=None, step=None, **kwargs):
+        if isinstance(step, tl.tensor) and int(np.asarray(step.handle.data).reshape(-1)[0]) <= 0:
+            raise StepNotPositive(
+                f"a loop's step known only at run time is {int(np.asarray(step.handle.data).reshape(-1)[0])}: the GPU "
+                "compiler's loop counts up and takes a run-time step to be positive (a loop with a negative one "
+                "never runs there, or never ends), while Python's counts down. Count up with a positive step and "
+                "use end - 1 - i, or make the step a tl.constexpr")
         bounds = [arg1, arg2, step]
         wide = any(getattr(getattr(v, "dtype", None), "name", "") in ("int64", "uint64")
                    or (isinstance(v, int) and not -2**31 <= v < 2**31) for v in bounds if v is not None)
@@ -377,6 +393,8 @@ def _install():
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
     interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
+    if callable(getattr(getattr(interpreter, "ReduceOps", None), "min_max", None)):
+        interpreter.ReduceOps.min_max = _arg_reduce_without_nan(interpreter.ReduceOps.min_max)
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "generic_reduce", None)):
         interpreter.ReduceOps.generic_reduce = _combine_in_any_order(interpreter.ReduceOps.generic_reduce)
     interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
@@ -401,7 +419,13 @@ def _wrap_builder(builder) -> None:
     for name in ("create_fp_to_si", "create_fp_to_ui"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
+    for name in ("create_maximumf", "create_minimumf", "create_maxnumf", "create_minnumf"):
+        if callable(getattr(builder, name, None)):  # inside the bfloat16 mend, which hands it float32 numbers
+            setattr(builder, name, _zeros_ordered(getattr(builder, name), name))
     _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
+    for name in ("create_shl", "create_lshr", "create_ashr"):
+        if callable(getattr(builder, name, None)):
+            setattr(builder, name, _shift_in_width(getattr(builder, name)))
     if callable(getattr(builder, "create_fp_to_fp", None)):
         builder.create_fp_to_fp = _fp8_as_the_gpu(builder.create_fp_to_fp)
     if callable(getattr(builder, "create_gather", None)):

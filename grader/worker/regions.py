@@ -45,6 +45,24 @@ class GatherOutOfRange(Exception):
     undefined value; refused, never guessed."""
 
 
+class IntegerDivisionOverflow(Exception):
+    """The smallest signed integer divided by -1 on some lane: numpy gives the smallest integer, a GPU's result is
+    undefined (LLVM's sdiv overflows); refused."""
+
+
+class ShiftPastWidth(Exception):
+    """An integer shift by its width or more (or a negative amount) on some lane: numpy gives 0, LLVM leaves it
+    undefined; refused."""
+
+
+class StepNotPositive(Exception):
+    """A loop whose step, known only at run time, is not positive: the GPU compiler's loop counts up."""
+
+
+class ArgReduceOverNaN(Exception):
+    """tl.argmax or tl.argmin over a block holding NaN: numpy skips it, a GPU's comparisons do not order it."""
+
+
 class NarrowCastOutOfRange(Exception):
     """A float cast to an 8- or 16-bit integer of a value past that type's range: undefined on a GPU; refused."""
 
