@@ -111,6 +111,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_int_min_divided_by_minus_one.py": ("error", "the smallest 32-bit integer divided by -1"),
     "cheating/p01_argmax_over_nan.py": ("error", "tl.argmax / tl.argmin over a block with NaN"),
     "cheating/p01_float32_dot_at_tf32.py": ("mismatch", "elements of z wrong"),
+    # the sixth review: assignments other than `x = v` (augmented, annotated, a tuple's) kept Python integers
+    "cheating/p01_annotated_and_augmented_int.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_tuple_assignment_divides.py": ("mismatch", "elements of z wrong"),
     "cheating/p11_bf16_flag_picks_cuda_cores.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     # the same orders asked for another way: a view, a tie-break by position or under return_indices's keyword
     "cheating/p01_view_reorders.py": ("error", "x.view(...) is a reshape with can_reorder=True"),

@@ -5,6 +5,8 @@ atomic's lanes land in an order drawn for each call."""
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from grader.worker.dot_shadows import _as_float32
@@ -270,6 +272,43 @@ def _combine_in_any_order(generic_reduce):
                     "pair; a tie broken by index, not by which operand came first)")
         return result
     return checked
+
+
+def _assignments_as_compiled(transformer) -> None:
+    """The interpreter's rewrite of a kernel's source makes `x = value` a tensor (an int32 for a small integer), as
+    the GPU compiler does; but it left `x op= value`, `x: type = value` and `a, b = 1, 2` holding Python numbers,
+    which the compiler makes tensors just the same (it routes them through its own assignment): `k *= 65536` twice
+    wrapped to 0 only on a GPU, and `-1 // 2` floored in Python where a GPU truncates. Each is rewritten to the
+    interpreter's assignment (``transformer``: its ASTTransformer class, patched in place)."""
+    def tensor(node):
+        return ast.Call(func=ast.Attribute(value=ast.Name(id="interpreter_semantic", ctx=ast.Load()), attr="to_tensor",
+                                           ctx=ast.Load()), args=[node, ast.Constant(value=False)], keywords=[])
+
+    def visit_AugAssign(self, node):
+        node = self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node
+        value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
+        assign = ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())], value=tensor(value))
+        return ast.fix_missing_locations(ast.copy_location(assign, node))
+
+    def visit_AnnAssign(self, node):
+        node = self.generic_visit(node)
+        if node.value is not None and isinstance(node.target, ast.Name) and \
+                "constexpr" not in ast.unparse(node.annotation):
+            node.value = ast.fix_missing_locations(ast.copy_location(tensor(node.value), node.value))
+        return node
+
+    original_assign = transformer.visit_Assign
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                and len(node.targets[0].elts) == len(node.value.elts):
+            node.value.elts = [ast.fix_missing_locations(ast.copy_location(tensor(e), e)) for e in node.value.elts]
+        return original_assign(self, node)
+
+    transformer.visit_AugAssign, transformer.visit_AnnAssign = visit_AugAssign, visit_AnnAssign
+    transformer.visit_Assign = visit_Assign
 
 
 def _nonzero_divisor(divide, name: str):

@@ -58,6 +58,7 @@ from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (ins
 from grader.worker.gpu_semantics import (
     _arg_reduce_without_nan,
     _as_tf32,
+    _assignments_as_compiled,
     _bfloat16_as_floats,
     _combine_in_any_order,
     _fp8_as_the_gpu,
@@ -389,6 +390,8 @@ def _install():
     global _installed
 
     interpreter, builder, executor, _ = _hook_points()
+    if callable(getattr(getattr(interpreter, "ASTTransformer", None), "visit_Assign", None)):
+        _assignments_as_compiled(interpreter.ASTTransformer)
     _wrap_builder(builder)
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
