@@ -1,7 +1,11 @@
-"""Where the interpreter's numpy would compute another kernel than a GPU's, the GPU's way (grader.worker.instrument
-installs these on the interpreter's builder): bfloat16 blocks are computed with as numbers, float-to-integer casts
-saturate, so do casts to float8, an integer division by zero and a tl.gather index past its block are refused, and an
-atomic's lanes land in an order drawn for each call."""
+"""Where the interpreter's numpy (or Python) would compute another kernel than a GPU's, the GPU's way
+(grader.worker.instrument installs these on the interpreter): bfloat16 blocks are computed with as numbers; casts
+saturate (float to 32-bit integers, and to float8 as cvt.rn.satfinite); a float32 tl.dot reads TF32 operands;
+tl.maximum / tl.minimum order signed zeros; every form of assignment makes a tensor of a number; an atomic's lanes
+land in an order drawn for each call. What a GPU leaves undefined, or computes in an order the interpreter does not
+follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift past the width, a
+tl.gather index outside its block, a float cast to a narrow integer past its range, tl.argmax over NaN, and a
+tl.reduce whose combine gives another result in another order."""
 
 from __future__ import annotations
 
