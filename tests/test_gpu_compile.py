@@ -359,6 +359,7 @@ def test_a_compile_started_ahead_is_the_one_the_check_takes(tmp_path, monkeypatc
         return compile_now(request, key)
 
     monkeypatch.setattr(gpu_compile, "_compile_now", noted)
+    monkeypatch.setattr(gpu_compile, "_spare_core", lambda: True)  # whatever the machine's load
     puzzle, launch = registry.find(1), _launch_of_ones()
     gpu_compile.start_ahead()
     gpu_compile.compile_ahead(puzzle, [launch])
@@ -378,6 +379,7 @@ def test_a_compile_ahead_that_fails_fails_the_case(monkeypatch):
         raise RuntimeError("the compile helper exited with status -9")
 
     monkeypatch.setattr(gpu_compile, "_compile_now", dies)
+    monkeypatch.setattr(gpu_compile, "_spare_core", lambda: True)
     puzzle, launch = registry.find(1), _launch_of_ones()
     gpu_compile.start_ahead()
     gpu_compile.compile_ahead(puzzle, [launch])
