@@ -4,9 +4,9 @@
 #   summary.txt       date, GPU, versions; each step's exit status and seconds
 #   native.txt        python -m grader --all --impl solutions (every solution natively, with the interpreter's
 #                     checks beside the GPU's run), then the puzzle 5 stub
-#   pytest_quick.log  pytest -m gpu_quick: one known-wrong kernel per native reason, every file of
-#                     tests/expected_verdicts.py (the cheats of each class), an illegal address, a stub, the bench
-#                     smoke (tests/test_gpu.py, tests/test_gpu_verdicts.py)
+#   pytest_quick.log  pytest -m gpu_quick: one known-wrong kernel per native reason, one file of
+#                     tests/expected_verdicts.py per puzzle and reason (STEPS=full grades every cheat), an illegal
+#                     address, a stub, the bench smoke (tests/test_gpu.py, tests/test_gpu_verdicts.py)
 #   pytest_gpu.log    pytest -m gpu: every GPU test (STEPS=full)
 #   latency.md        scripts/latency.py --native (STEPS=latency)
 #   bench.md, bench.json, bench.log   the bench of $BENCH (STEPS=bench; scripts/gpu_perf.sh records every puzzle)

@@ -68,8 +68,18 @@ def add_kernel(x_ptr, y_ptr, z_ptr, N0, B0: tl.constexpr):
 '''
 
 
-@pytest.mark.gpu_quick
-@pytest.mark.parametrize("path", sorted(EXPECTED))
+def _one_per_puzzle_and_reason(paths) -> list:
+    """The files as params, the first of each (puzzle, reason) marked for the quick set: 14 of 64 files
+    (2026-12-04), so that the quick set keeps within its 3 minutes; the full set grades every file."""
+    seen, params = set(), []
+    for path in sorted(paths):
+        key = (Path(path).name[1:3], EXPECTED[path][0])
+        params.append(pytest.param(path, id=path, marks=[pytest.mark.gpu_quick] if key not in seen else []))
+        seen.add(key)
+    return params
+
+
+@pytest.mark.parametrize("path", _one_per_puzzle_and_reason(EXPECTED))
 def test_a_known_cheating_or_wrong_kernel_file_fails_natively(path):
     """Each file of tests/expected_verdicts.py, by its kernels alone, on the GPU: the reason and the clue the
     interpreter gives (tests/test_expected_verdicts.py)."""
