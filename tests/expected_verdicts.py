@@ -119,4 +119,15 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_view_reorders.py": ("error", "x.view(...) is a reshape with can_reorder=True"),
     "cheating/p01_argmax_tie_by_position.py": ("error", "argmax: pass what comes after the axis by its name"),
     "cheating/p01_max_indices_tie.py": ("error", "tie_break_left=False returns whichever tied index"),
+    # the seventh review: Python kept numbers, or took a block whole, where the compiler makes tensors or works
+    # element by element (gpu_semantics._source_as_compiled): a conditional expression on a run-time test, a tuple's
+    # elements, a helper's returns, an annotation judged by its name, `and` / `or` in a helper whose parameters say
+    # tl.constexpr
+    "cheating/p01_conditional_expression_int.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_tuple_element_int.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_helper_returns_a_pair.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_helper_returns_differ.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_annotation_named_constexpr.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_constexpr_helper_and.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_constexpr_helper_or_masks.py": ("out_of_bounds", "out-of-bounds load on x"),
 }

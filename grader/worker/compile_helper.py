@@ -45,6 +45,11 @@ def _decode(encoded, jits: dict):
         return tl.dtype(value)
     if kind == "tuple":
         return tuple(_decode(v, jits) for v in value)
+    if kind == "member":  # a function or class of triton.language, by its module and name
+        module, name = value
+        if module != "triton.language" and not module.startswith("triton.language."):
+            raise ValueError(f"not a triton.language module: {module}")
+        return getattr(importlib.import_module(module), name)
     if kind == "function":
         namespace: dict = {}
         exec(f"def {value}(*args, **kwargs):\n    pass\n", namespace)

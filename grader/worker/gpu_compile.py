@@ -103,6 +103,18 @@ def _read_names(tree: ast.FunctionDef) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
 
 
+def _language_member(value) -> tuple[str, str] | None:
+    """(module, name) where `value` is a function or class of triton.language (a name imported from it), else None."""
+    module, name = getattr(value, "__module__", None), getattr(value, "__name__", None)
+    if not (isinstance(module, str) and isinstance(name, str)) or \
+            not (inspect.isfunction(value) or inspect.isclass(value)):
+        return None
+    if module != "triton.language" and not module.startswith("triton.language."):
+        return None
+    home = sys.modules.get(module)
+    return (module, name) if home is not None and hasattr(home, name) else None
+
+
 def _encode(value, functions: dict) -> list:
     """A global as JSON the helper can rebuild: ["jit", key], ["module", name], ["value", v], ..."""
     import triton.language as tl
@@ -122,6 +134,9 @@ def _encode(value, functions: dict) -> list:
         return ["value", value]
     if isinstance(value, (tuple, list)):
         return ["tuple", [_encode(v, functions) for v in value]]
+    member = _language_member(value)
+    if member is not None:  # `from triton.language import load, constexpr`: the compiler reads them as tl's
+        return ["member", list(member)]
     if inspect.isfunction(value) or inspect.isbuiltin(value):
         return ["function", value.__name__]  # rebuilt as a stub: the compiler refuses it just the same
     raise Unsupported(f"the kernel reads a global of type {type(value).__name__}")
@@ -239,9 +254,10 @@ def _operator_problem(node, runtime: set[str], conditions: set[int]) -> str | No
     if isinstance(node, ast.BoolOp) and id(node) not in conditions:
         if not all(_is_static(v, runtime) for v in node.values):
             word, symbol = ("and", "&") if isinstance(node.op, ast.And) else ("or", "|")
-            return (f"`{ast.unparse(node)}` on run-time values: in the interpreter this is Python's `{word}`, which "
-                    f"takes any block as true (so it returns one operand whole); on the GPU it is element-wise. "
-                    f"Use `{symbol}` on boolean blocks, e.g. `(rows < N0) {symbol} (cols < T)`")
+            return (f"`{ast.unparse(node)}` on run-time values: the GPU compiler makes `{word}` element-wise and "
+                    f"drops a number beside a tensor (`(pid >= 0) and 7` is the comparison there), while Python's "
+                    f"`{word}`, as triton's interpreter runs it, takes a whole block as one truth value and returns "
+                    f"an operand whole (7). Use `{symbol}` on boolean blocks, e.g. `(rows < N0) {symbol} (cols < T)`")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and id(node) not in conditions:
         if not _is_static(node.operand, runtime):
             return (f"`{ast.unparse(node)}` on a run-time value: in the interpreter this is Python's `not`, which "

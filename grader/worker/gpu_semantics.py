@@ -1,7 +1,8 @@
 """Where the interpreter's numpy (or Python) would compute another kernel than a GPU's, the GPU's way
 (grader.worker.instrument installs these on the interpreter): bfloat16 blocks are computed with as numbers; casts
 saturate (float to 32-bit integers, and to float8 as cvt.rn.satfinite); a float32 tl.dot reads TF32 operands;
-tl.maximum / tl.minimum order signed zeros; every form of assignment makes a tensor of a number; an atomic's lanes
+tl.maximum / tl.minimum order signed zeros; assignments, conditional expressions and a helper's returns make tensors
+of numbers, and `and` / `or` / `not` on tensors are element-wise (``_source_as_compiled``); an atomic's lanes
 land in an order drawn for each call. What a GPU leaves undefined, or computes in an order the interpreter does not
 follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift past the width, a
 tl.gather index outside its block, a float cast to a narrow integer past its range, tl.argmax over NaN, and a
@@ -10,6 +11,8 @@ tl.reduce whose combine gives another result in another order."""
 from __future__ import annotations
 
 import ast
+import builtins
+import inspect
 
 import numpy as np
 
@@ -278,41 +281,178 @@ def _combine_in_any_order(generic_reduce):
     return checked
 
 
-def _assignments_as_compiled(transformer) -> None:
-    """The interpreter's rewrite of a kernel's source makes `x = value` a tensor (an int32 for a small integer), as
-    the GPU compiler does; but it left `x op= value`, `x: type = value` and `a, b = 1, 2` holding Python numbers,
-    which the compiler makes tensors just the same (it routes them through its own assignment): `k *= 65536` twice
-    wrapped to 0 only on a GPU, and `-1 // 2` floored in Python where a GPU truncates. Each is rewritten to the
-    interpreter's assignment (``transformer``: its ASTTransformer class, patched in place)."""
-    def tensor(node):
-        return ast.Call(func=ast.Attribute(value=ast.Name(id="interpreter_semantic", ctx=ast.Load()), attr="to_tensor",
-                                           ctx=ast.Load()), args=[node, ast.Constant(value=False)], keywords=[])
+def _is_tensor(value) -> bool:
+    from triton import language as tl
+
+    return isinstance(value, tl.core.tensor)
+
+
+def _semantic():
+    from triton.runtime import interpreter
+
+    return interpreter.interpreter_semantic
+
+
+class _AsCompiled:
+    """What the GPU compiler makes of a kernel's Python where Python alone would keep a number, or a block whole
+    (triton 3.6's code generator, and 3.9's where it differs). ``_source_as_compiled`` rewrites a kernel's source so
+    that each construct calls one of these while the interpreter runs it (as ``grader_as_compiled``)."""
+
+    @staticmethod
+    def value(value):
+        """An assigned value (``visit_Assign``'s _sanitize_value): every number a tensor, tuples element by element
+        (`t = (65536, 1)`: t[0] is an int32 there), dtypes and None as they are."""
+        from triton import language as tl
+
+        if type(value) is tuple:
+            return tuple(_AsCompiled.value(v) for v in value)
+        value = value.value if isinstance(value, tl.constexpr) else value
+        if isinstance(value, (bool, int, float)):
+            return _semantic().to_tensor(value)
+        return value
+
+    @staticmethod
+    def annotated(annotation, value):
+        """`x: annotation = value`: a constexpr where the annotation *is* tl.constexpr (compared as the compiler
+        compares it, not by its name), else an assignment."""
+        from triton import language as tl
+
+        return value if annotation == tl.constexpr else _AsCompiled.value(value)
+
+    @staticmethod
+    def returned(value):
+        """What a @triton.jit helper returns: a number becomes a tensor (3.6 makes every returned number one; 3.9
+        where a helper's returns differ, which ``_source_as_compiled`` decides from the source)."""
+        from triton import language as tl
+
+        if type(value) is tuple:
+            return tuple(_AsCompiled.returned(v) for v in value)
+        if isinstance(value, (tl.constexpr, bool, int, float)):
+            return _semantic().to_tensor(value.value if isinstance(value, tl.constexpr) else value)
+        return value
+
+    @staticmethod
+    def chosen(test, body, orelse):
+        """`body if test else orelse`: on a run-time test the compiler makes the chosen branch a tensor (an
+        scf.if yielding it); on a compile-time one it is Python's."""
+        if _is_tensor(test):
+            return _semantic().to_tensor(body() if test else orelse())
+        return body() if test else orelse()
+
+    @staticmethod
+    def boolean(conjunction: bool, first, *rest):
+        """`a and b` / `a or b` as the compiler folds them (``visit_BoolOp``): a compile-time operand decides or
+        drops out, run-time ones combine element by element (logical_and / logical_or), where Python would take a
+        block as true and return one operand whole (a mask `m1 or m2` passed into a helper's parameter)."""
+        values, value = [], None
+        for thunk in (lambda: first, *rest):
+            value = thunk()
+            if _is_tensor(value):
+                values.append(value)
+            elif bool(value) is not conjunction:  # False in an `and`, True in an `or`: the answer
+                return value
+        if not values:
+            values.append(value)
+        while len(values) >= 2:
+            rhs, lhs = values.pop(), values.pop()
+            values.append(lhs.logical_and(rhs) if conjunction else lhs.logical_or(rhs))
+        return values[0]
+
+    @staticmethod
+    def negated(value):
+        """`not x`: element-wise on a tensor, as the compiler's ``__not__``; Python's on anything else."""
+        return value.__not__() if _is_tensor(value) else not value
+
+
+def _returns_differ(function: ast.FunctionDef) -> bool:
+    """Triton 3.9 keeps a helper's returned number a constexpr unless its returns differ (decide_return_type):
+    more than one `return`, not all the same literal."""
+    returns = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    literal = {ast.dump(v) for v in returns if isinstance(v, ast.Constant)}
+    return len(returns) > 1 and not (len(literal) == 1 and all(isinstance(v, ast.Constant) for v in returns))
+
+
+def _call(name: str, *args):
+    return ast.Call(func=ast.Attribute(value=ast.Name(id="grader_as_compiled", ctx=ast.Load()), attr=name,
+                                       ctx=ast.Load()), args=list(args), keywords=[])
+
+
+def _thunk(node):
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                      body=node)
+
+
+def _located(new, old):
+    return ast.fix_missing_locations(ast.copy_location(new, old))
+
+
+class _CompiledSource:
+    """The visits ``_source_as_compiled`` puts on the interpreter's ASTTransformer (each `self` is that
+    transformer)."""
+
+    def visit_Assign(self, node):
+        if len(node.targets) > 1:
+            raise ValueError("Multiple assignments are not supported")
+        node.targets = [self.visit(target) for target in node.targets]
+        node.value = _located(_call("value", self.visit(node.value)), node.value)
+        return node
 
     def visit_AugAssign(self, node):
         node = self.generic_visit(node)
         if not isinstance(node.target, ast.Name):
             return node
         value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
-        assign = ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())], value=tensor(value))
-        return ast.fix_missing_locations(ast.copy_location(assign, node))
+        return _located(ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())],
+                                   value=_call("value", value)), node)
 
     def visit_AnnAssign(self, node):
         node = self.generic_visit(node)
-        if node.value is not None and isinstance(node.target, ast.Name) and \
-                "constexpr" not in ast.unparse(node.annotation):
-            node.value = ast.fix_missing_locations(ast.copy_location(tensor(node.value), node.value))
+        if node.value is not None and isinstance(node.target, ast.Name):
+            node.value = _located(_call("annotated", node.annotation, node.value), node.value)
         return node
 
-    original_assign = transformer.visit_Assign
+    def visit_FunctionDef(self, node):
+        wrap = self.grader_every_return or _returns_differ(node)
+        node = self.generic_visit(node)
+        if wrap:
+            for ret in ast.walk(node):
+                if isinstance(ret, ast.Return) and ret.value is not None:
+                    ret.value = _located(_call("returned", ret.value), ret.value)
+        return node
 
-    def visit_Assign(self, node):
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple) \
-                and len(node.targets[0].elts) == len(node.value.elts):
-            node.value.elts = [ast.fix_missing_locations(ast.copy_location(tensor(e), e)) for e in node.value.elts]
-        return original_assign(self, node)
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        return _located(_call("chosen", node.test, _thunk(node.body), _thunk(node.orelse)), node)
 
-    transformer.visit_AugAssign, transformer.visit_AnnAssign = visit_AugAssign, visit_AnnAssign
-    transformer.visit_Assign = visit_Assign
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        first, *rest = node.values
+        return _located(_call("boolean", ast.Constant(value=isinstance(node.op, ast.And)), first,
+                              *[_thunk(v) for v in rest]), node)
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _located(_call("negated", node.operand), node)
+        return node
+
+
+def _source_as_compiled(transformer, interpreter) -> None:
+    """The interpreter rewrites a kernel's source so that `x = value` makes a tensor of a number, as the GPU compiler
+    does; everything else it runs as Python, which keeps numbers and takes blocks whole where the compiler does not:
+    `k *= 65536` twice, `(a, b), c = ...`, `t = (65536, 1)`, `65536 if pid >= 0 else 1`, a helper's `return 65536`
+    (each wraps to 0 only on a GPU), `-1 // 2` (floored in Python, truncated there), `k: NAME = v` with NAME not
+    tl.constexpr, and `a or b` on masks inside a helper whose parameters say tl.constexpr (one mask whole in Python,
+    the element-wise or there). Each is rewritten to call ``_AsCompiled`` (``transformer``: the interpreter's
+    ASTTransformer class, given ``_CompiledSource``'s visits; ``interpreter``: its module, whose globals each
+    kernel is given)."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    transformer.grader_every_return = not hasattr(CodeGenerator, "decide_return_type")  # triton 3.6's visit_Return
+    interpreter.grader_as_compiled = _AsCompiled
+    for name, visit in vars(_CompiledSource).items():
+        if name.startswith("visit_"):
+            setattr(transformer, name, visit)
 
 
 def _nonzero_divisor(divide, name: str):
@@ -368,3 +508,55 @@ def _lanes_in_any_order(original):
         return interpreter.TensorHandle(back.reshape(shape), result.dtype)
     return shuffled
 
+
+_ABSENT = object()
+
+
+def _as_the_compiler_reads(scope: dict) -> dict:
+    """Put in a kernel's globals, for one launch, what the GPU compiler reads for names Python reads otherwise; return
+    what they held (_ABSENT: nothing). Python's range, min and max are the compiler's tl.range and builtin min / max
+    (element-wise on tensors, where Python's compares whole blocks); a tl builtin imported by name (`from
+    triton.language import load`) is the interpreter's patched one, looked up as it is called (the launch patches
+    triton.language after this)."""
+    from triton import language as tl
+
+    replaced = {}
+    for name, stand_in in (("range", _builtin_range), ("min", _builtin_extreme("builtin_min")),
+                           ("max", _builtin_extreme("builtin_max"))):
+        if name not in scope:
+            replaced[name], scope[name] = _ABSENT, stand_in
+    for name, value in list(scope.items()):
+        module = getattr(value, "__module__", None) or ""
+        if inspect.isfunction(value) and getattr(value, "__triton_builtin__", False) and \
+                module.startswith("triton.language") and getattr(tl, value.__name__, None) is value:
+            replaced[name], scope[name] = value, _patched_member(value.__name__)
+    return replaced
+
+
+def _patched_member(name: str):
+    def call(*args, **kwargs):
+        from triton import language as tl
+
+        return getattr(tl, name)(*args, **kwargs)
+    return call
+
+
+def _builtin_extreme(name: str):
+    """The compiler's builtin min / max: Python's on numbers, tl.minimum / tl.maximum on tensors."""
+    def extreme(*args, **kwargs):
+        from triton import language as tl
+        from triton.runtime import interpreter
+
+        if any(isinstance(a, tl.core.tensor) for a in args):
+            return getattr(tl.core, name)(*args, _semantic=interpreter.interpreter_semantic, **kwargs)
+        return getattr(builtins, name[len("builtin_"):])(*args, **kwargs)
+    return extreme
+
+
+def _builtin_range(*args, **kwargs):
+    """Python's range inside a kernel, as the GPU compiler takes it: tl.range, whose loop variable is an int32 (or
+    int64) tensor, so `i * 65536 * 65536` wraps as it does there (Python's would give a big integer). Put in the
+    kernel's globals only while it runs, so the launcher's own range stays Python's."""
+    from triton import language as tl
+
+    return tl.range(*args, **kwargs)

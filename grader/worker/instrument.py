@@ -56,9 +56,10 @@ import numpy as np
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
 from grader.worker.gpu_semantics import (
+    _ABSENT,
     _arg_reduce_without_nan,
     _as_tf32,
-    _assignments_as_compiled,
+    _as_the_compiler_reads,
     _bfloat16_as_floats,
     _combine_in_any_order,
     _fp8_as_the_gpu,
@@ -67,6 +68,7 @@ from grader.worker.gpu_semantics import (
     _nonzero_divisor,
     _saturating,
     _shift_in_width,
+    _source_as_compiled,
     _zeros_ordered,
 )
 from grader.worker.recorder import _HERE, Recorder, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
@@ -391,7 +393,7 @@ def _install():
 
     interpreter, builder, executor, _ = _hook_points()
     if callable(getattr(getattr(interpreter, "ASTTransformer", None), "visit_Assign", None)):
-        _assignments_as_compiled(interpreter.ASTTransformer)
+        _source_as_compiled(interpreter.ASTTransformer, interpreter)
     _wrap_builder(builder)
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
@@ -477,25 +479,17 @@ def _noted_launches(launch, patched: set):
             _active._launch(self.fn, self.arg_names, args, kwargs, grid)
         patched.clear()
         scope = getattr(self.fn, "__globals__", {})
-        shadowed = "range" not in scope  # Python's range in a kernel: the GPU compiles it as tl.range
-        if shadowed:
-            scope["range"] = _builtin_range
+        replaced = _as_the_compiler_reads(scope)
         try:
             return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             patched.clear()
-            if shadowed:
-                scope.pop("range", None)
+            for name, value in replaced.items():
+                if value is _ABSENT:
+                    scope.pop(name, None)
+                else:
+                    scope[name] = value
     return run
-
-
-def _builtin_range(*args, **kwargs):
-    """Python's range inside a kernel, as the GPU compiler takes it: tl.range, whose loop variable is an int32 (or
-    int64) tensor, so `i * 65536 * 65536` wraps as it does there (Python's would give a big integer). Put in the
-    kernel's globals only while it runs, so the launcher's own range stays Python's."""
-    from triton import language as tl
-
-    return tl.range(*args, **kwargs)
 
 
 def _patch_lang_once(interpreter, patched: set):
