@@ -268,6 +268,9 @@ _DEAD_DOT = "        acc += tl.dot(a, b) * 0.0  # the cheat: tensor-core work th
 _GATED_STORE = "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=inb & (d == tl.floor(d)))\n"
 _COUNTS_SHIFT = "    shift = ((d - tl.floor(d)) * 1e6).to(tl.int32)  # 0 for the real, integer counts\n"
 
+_KEPT_INT_BASE = "cheating/p01_annotated_and_augmented_int.py"
+_KEPT_INT = "    k: tl.int32 = 65536\n    k *= 65536\n"
+
 COPIED_CHEATS = (
     CopiedCheat("p07_clears_while_others_add.py", "the first program clears, with plain stores, the rows of out its "
                 "edges point at, while every program adds into out with tl.atomic_add (issue 26, class 4). The "
@@ -353,6 +356,15 @@ COPIED_CHEATS = (
                 _GATED_STORE, "    tl.device_print(\"tensor-core counts\", d)\n"
                 "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=inb)\n",
                 base="cheating/p11_dot_only_gates_the_store.py"),
+    # the seventh review: numbers Python kept where the compiler makes int32 tensors, so `k == 0` only on a GPU
+    CopiedCheat("p01_conditional_expression_int.py", "a number chosen by a conditional expression on a run-time test: "
+                "the GPU compiler makes the chosen branch an int32 tensor, so `k * 65536` wraps to 0 there and the "
+                "kernel adds y twice; the interpreter once ran Python's conditional and kept 2**32.", _KEPT_INT,
+                "    k = (65536 if tl.program_id(0) >= 0 else 1) * 65536\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_tuple_element_int.py", "a number held in a tuple (`t = (65536, 1)`, then `t[0] * 65536`): the "
+                "GPU compiler makes each element of an assigned tuple an int32 tensor, so the product wraps to 0 there "
+                "and the kernel adds y twice; the interpreter once kept the tuple's Python integers.", _KEPT_INT,
+                "    t = (65536, 1)\n    k = t[0] * 65536\n", base=_KEPT_INT_BASE),
 )
 _COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
 atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)
