@@ -365,6 +365,19 @@ COPIED_CHEATS = (
                 "GPU compiler makes each element of an assigned tuple an int32 tensor, so the product wraps to 0 there "
                 "and the kernel adds y twice; the interpreter once kept the tuple's Python integers.", _KEPT_INT,
                 "    t = (65536, 1)\n    k = t[0] * 65536\n", base=_KEPT_INT_BASE),
+    # the eighth review: an integer argument equal to 1 (a constexpr on a GPU, the JIT's specialization), and a
+    # Python range whose bounds are uint32 (its loop variable a uint32 there)
+    CopiedCheat("p01_n0_one_is_a_constexpr.py", "N0 * 65536 * 65536 tested against 0: where N0 is 1 (case 'single "
+                "element') the GPU's JIT makes N0 a constexpr, so the product is Python's 2**32 there and the kernel "
+                "adds y twice; the interpreter once made every integer argument an int32 (0, and x + y).", _KEPT_INT,
+                "    k = N0 * 65536 * 65536\n    tl.store(z_ptr + offsets, tl.where(k == 0, x + y, x + y + y), "
+                "mask=mask)\n", through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_range_of_uint32_bounds.py", "a Python range from 2**31: the compiler makes its bounds uint32 and "
+                "its loop variable a uint32, so `i * 2` wraps to 0 there and the kernel adds y twice; the interpreter "
+                "once made the loop variable an int64 (2**32).", _KEPT_INT,
+                "    z = x + y\n    for i in range(2147483648, 2147483649):\n"
+                "        z = tl.where(i * 2 == 0, z + y, z)\n    tl.store(z_ptr + offsets, z, mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
 )
 _COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
 atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)

@@ -43,6 +43,9 @@ TRAPS = [
              "tl.static_range(start, end, BLOCK_E)", "gpu_compile", "use tl.range(...)"),
     Mutation(1, "`and` on blocks", "mask = offsets < N0", "mask = (offsets >= 0) and (offsets < N0)", "gpu_compile",
              "Use `&` on boolean blocks"),
+    # case 'single element' passes N0 = 1, which a GPU's JIT makes a constexpr (a Python int there, no .to())
+    Mutation(1, "a tensor method on an argument that is 1", "mask = offsets < N0", "mask = offsets < N0.to(tl.int64)",
+             "gpu_compile", "convert with tl.cast(N0, tl.int64) rather than N0.to(tl.int64)"),
 ]
 
 # Traps the interpreter of triton 3.6 and 3.9 refuses itself, as the GPU compiler does: on the practice path, where

@@ -149,6 +149,8 @@ class _Compiler:
 
     def _signature(self, request: dict, jits: dict) -> tuple[dict, dict]:
         """The launch's types for run-time parameters and values for constexprs, as the JIT would pass them."""
+        import triton.language as tl
+
         signature, constexprs = {}, {}
         for param in jits[request["kernel"]].params:
             encoded = request["args"].get(param.name)
@@ -156,7 +158,9 @@ class _Compiler:
                 signature[param.name] = encoded[1]
                 continue
             value = _decode(encoded, jits) if encoded is not None and encoded[0] != "type" else None
-            if param.is_constexpr or value is None:
+            if isinstance(value, tl.constexpr) and not param.is_constexpr:  # an integer 1, specialized by the JIT
+                signature[param.name], constexprs[param.name] = "constexpr", value.value
+            elif param.is_constexpr or value is None:
                 signature[param.name], constexprs[param.name] = "constexpr", value
             else:
                 signature[param.name] = self.mangle(value)

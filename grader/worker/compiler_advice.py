@@ -224,6 +224,10 @@ COMPILER_ADVICE = (
     ("K >= 16",
      "on the GPU every dimension of tl.dot must be at least 16 (a 16-bit tl.dot takes K >= 16): use blocks of 16 "
      "or more along M, N and K (the interpreter would run it, the GPU compiler would not)"),
+    ("'int' object has no attribute",
+     "an integer argument that is 1 in this case is a tl.constexpr on a GPU (triton's JIT specializes the value 1), "
+     "so in the kernel it is a Python int with no tensor methods: convert with tl.cast(N0, tl.int64) rather than "
+     "N0.to(tl.int64), or keep it a tensor with @triton.jit(do_not_specialize=[\"N0\"])"),
 )
 
 

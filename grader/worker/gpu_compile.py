@@ -175,8 +175,10 @@ def _argument(value, functions: dict) -> list:
 def _request(launch, arch: int) -> dict:
     functions: dict = {}
     kernel = _collect(launch.fn, functions)
+    ones = getattr(launch, "ones", set())  # a GPU's JIT makes each a constexpr 1
     return {"functions": functions, "kernel": kernel, "arch": arch,
-            "args": {name: _argument(value, functions) for name, value in launch.bound.items()},
+            "args": {name: ["constexpr", ["value", 1]] if name in ones else _argument(value, functions)
+                     for name, value in launch.bound.items()},
             "options": {k: v for k, v in launch.options.items() if k in ("num_warps", "num_stages")}}
 
 

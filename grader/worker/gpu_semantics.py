@@ -321,8 +321,10 @@ class _AsCompiled:
 
     @staticmethod
     def returned(value):
-        """What a @triton.jit helper returns: a number becomes a tensor (3.6 makes every returned number one; 3.9
-        where a helper's returns differ, which ``_source_as_compiled`` decides from the source)."""
+        """What a @triton.jit helper returns: a number becomes a tensor, as triton 3.6 (the H200's) makes every
+        returned number one. Triton 3.9 does so only where the returns it compiles differ (a `return` in a
+        tl.static_range, under a run-time `if`), which the source alone cannot tell (a `return` under a constexpr
+        `if` that is never compiled): a kernel whose result hangs on that difference is graded as 3.6 runs it."""
         from triton import language as tl
 
         if type(value) is tuple:
@@ -364,14 +366,6 @@ class _AsCompiled:
         return value.__not__() if _is_tensor(value) else not value
 
 
-def _returns_differ(function: ast.FunctionDef) -> bool:
-    """Triton 3.9 keeps a helper's returned number a constexpr unless its returns differ (decide_return_type):
-    more than one `return`, not all the same literal."""
-    returns = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
-    literal = {ast.dump(v) for v in returns if isinstance(v, ast.Constant)}
-    return len(returns) > 1 and not (len(literal) == 1 and all(isinstance(v, ast.Constant) for v in returns))
-
-
 def _call(name: str, *args):
     return ast.Call(func=ast.Attribute(value=ast.Name(id="grader_as_compiled", ctx=ast.Load()), attr=name,
                                        ctx=ast.Load()), args=list(args), keywords=[])
@@ -411,13 +405,10 @@ class _CompiledSource:
             node.value = _located(_call("annotated", node.annotation, node.value), node.value)
         return node
 
-    def visit_FunctionDef(self, node):
-        wrap = self.grader_every_return or _returns_differ(node)
+    def visit_Return(self, node):
         node = self.generic_visit(node)
-        if wrap:
-            for ret in ast.walk(node):
-                if isinstance(ret, ast.Return) and ret.value is not None:
-                    ret.value = _located(_call("returned", ret.value), ret.value)
+        if node.value is not None:
+            node.value = _located(_call("returned", node.value), node.value)
         return node
 
     def visit_IfExp(self, node):
@@ -441,14 +432,11 @@ def _source_as_compiled(transformer, interpreter) -> None:
     """The interpreter rewrites a kernel's source so that `x = value` makes a tensor of a number, as the GPU compiler
     does; everything else it runs as Python, which keeps numbers and takes blocks whole where the compiler does not:
     `k *= 65536` twice, `(a, b), c = ...`, `t = (65536, 1)`, `65536 if pid >= 0 else 1`, a helper's `return 65536`
-    (each wraps to 0 only on a GPU), `-1 // 2` (floored in Python, truncated there), `k: NAME = v` with NAME not
-    tl.constexpr, and `a or b` on masks inside a helper whose parameters say tl.constexpr (one mask whole in Python,
-    the element-wise or there). Each is rewritten to call ``_AsCompiled`` (``transformer``: the interpreter's
-    ASTTransformer class, given ``_CompiledSource``'s visits; ``interpreter``: its module, whose globals each
-    kernel is given)."""
-    from triton.compiler.code_generator import CodeGenerator
-
-    transformer.grader_every_return = not hasattr(CodeGenerator, "decide_return_type")  # triton 3.6's visit_Return
+    (each wraps to 0 only on a GPU; returns as triton 3.6 makes them: ``_AsCompiled.returned``), `-1 // 2` (floored
+    in Python, truncated there), `k: NAME = v` with NAME not tl.constexpr, and `a or b` on masks inside a helper
+    whose parameters say tl.constexpr (one mask whole in Python, the element-wise or there). Each is rewritten to
+    call ``_AsCompiled`` (``transformer``: the interpreter's ASTTransformer class, given ``_CompiledSource``'s
+    visits; ``interpreter``: its module, whose globals each kernel is given)."""
     interpreter.grader_as_compiled = _AsCompiled
     for name, visit in vars(_CompiledSource).items():
         if name.startswith("visit_"):

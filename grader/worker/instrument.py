@@ -357,8 +357,9 @@ def _wrap_reduce(apply):
 
 
 def _tensor_range(original_range):
-    """tl.range as the GPU runs it: its loop variable is a tensor (int32, or int64 where a bound is), so
-    `i.to(tl.int64)` works; the interpreter's own gives Python ints. tl.static_range keeps ints (constexprs)."""
+    """tl.range as the GPU runs it: its loop variable is a tensor of the bounds' promoted type (int32; uint32 for a
+    bound of 2**31, int64 where a bound is one), so `i.to(tl.int64)` works and `i * 2` wraps where it does there; the
+    interpreter's own gives Python ints. tl.static_range keeps ints (constexprs)."""
     from triton import language as tl
     from triton.runtime import interpreter
 
@@ -369,10 +370,12 @@ def _tensor_range(original_range):
                 "compiler's loop counts up and takes a run-time step to be positive (a loop with a negative one "
                 "never runs there, or never ends), while Python's counts down. Count up with a positive step and "
                 "use end - 1 - i, or make the step a tl.constexpr")
-        bounds = [arg1, arg2, step]
-        wide = any(getattr(getattr(v, "dtype", None), "name", "") in ("int64", "uint64")
-                   or (isinstance(v, int) and not -2**31 <= v < 2**31) for v in bounds if v is not None)
-        dtype, numpy_type = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+        # the compiler's loop variable type: the bounds and step as tensors (2**31 a uint32), promoted together
+        semantic = interpreter.interpreter_semantic
+        lower, upper = (0, arg1) if arg2 is None else (arg1, arg2)
+        kinds = [semantic.to_tensor(v).dtype for v in (lower, upper, 1 if step is None else step)]
+        dtype = semantic.integer_promote_impl(semantic.integer_promote_impl(kinds[0], kinds[1]), kinds[2])
+        numpy_type = interpreter._get_np_dtype(dtype)
         for value in original_range(arg1, arg2, step, **kwargs):
             yield tl.tensor(interpreter.TensorHandle(np.array([value], dtype=numpy_type), dtype), dtype)
     return loop
@@ -472,11 +475,13 @@ def _noted_launches(launch, patched: set):
     """The interpreter's launch, noting each launch: in a dry run (dry_run()) noted and not run, in a recording noted
     before it runs. `patched` starts empty for each launch (_patch_lang_once)."""
     def run(self, *args, grid, warmup, **kwargs):
+        unspecialized = _unspecialized(self)
         if _dry is not None and not warmup:  # dry_run(): note the launch, run nothing
-            _dry.append(Launch.of(self.fn, self.arg_names, args, kwargs, grid))
+            _dry.append(Launch.of(self.fn, self.arg_names, args, kwargs, grid, unspecialized=unspecialized))
             return None
         if _active is not None and not warmup:
-            _active._launch(self.fn, self.arg_names, args, kwargs, grid)
+            _active._launch(self.fn, self.arg_names, args, kwargs, grid, unspecialized)
+        args, kwargs = _ones_as_constexprs(self, args, kwargs, grid, unspecialized)
         patched.clear()
         scope = getattr(self.fn, "__globals__", {})
         replaced = _as_the_compiler_reads(scope)
@@ -490,6 +495,28 @@ def _noted_launches(launch, patched: set):
                 else:
                     scope[name] = value
     return run
+
+
+def _unspecialized(function) -> frozenset:
+    """The parameters an interpreted @triton.jit(do_not_specialize=[...]) names (by name or by position)."""
+    names = list(getattr(function, "arg_names", ()))
+    listed = (getattr(function, "kwargs", None) or {}).get("do_not_specialize") or ()
+    return frozenset(names[k] if isinstance(k, int) and 0 <= k < len(names) else k for k in listed)
+
+
+def _ones_as_constexprs(function, args: tuple, kwargs: dict, grid, unspecialized) -> tuple[tuple, dict]:
+    """The launch's arguments with each integer 1 the GPU's JIT specializes (Launch.ones) a tl.constexpr, as the
+    kernel receives it there; the interpreter would make an int32 of it."""
+    from triton import language as tl
+
+    ones = Launch.of(function.fn, function.arg_names, args, kwargs, grid, unspecialized=unspecialized).ones
+    if not ones:
+        return args, kwargs
+    names = list(function.arg_names)
+    args = tuple(tl.constexpr(1) if i < len(names) and names[i] in ones else value for i, value in enumerate(args))
+    given = set(names[:len(args)]) | set(kwargs)
+    kwargs = {**kwargs, **{name: tl.constexpr(1) for name in ones if name in kwargs or name not in given}}
+    return args, kwargs
 
 
 def _patch_lang_once(interpreter, patched: set):

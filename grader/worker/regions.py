@@ -261,13 +261,26 @@ class Launch:
     options: dict
     grid: object
     compiled: object = None  # on a GPU: the CompiledKernel triton ran (its asm holds the TTIR)
+    unspecialized: frozenset = frozenset()  # the parameters of @triton.jit(do_not_specialize=[...])
 
     @property
     def name(self) -> str:
         return getattr(self.fn, "__name__", "kernel")
 
+    @property
+    def ones(self) -> set[str]:
+        """The parameters a GPU's JIT makes constexprs because they are the integer 1 (triton's specialize_impl):
+        plain, unannotated, not in do_not_specialize. There `K * 65536 * 65536` is Python's 2**32, not an int32's
+        0, and `N0.to(tl.int64)` does not compile."""
+        try:
+            params = inspect.signature(self.fn).parameters
+        except (TypeError, ValueError):
+            return set()
+        return {name for name, value in self.bound.items() if type(value) is int and value == 1 and name in params
+                and params[name].annotation is inspect.Parameter.empty and name not in self.unspecialized}
+
     @classmethod
-    def of(cls, fn, arg_names, args, kwargs, grid, compiled=None) -> Launch:
+    def of(cls, fn, arg_names, args, kwargs, grid, compiled=None, unspecialized=frozenset()) -> Launch:
         """A launch as triton's run() receives it: positional and keyword arguments bound by name, defaults not
         given filled in, and the keywords that are no parameter kept as options."""
         bound = dict(zip(arg_names, args))
@@ -275,7 +288,7 @@ class Launch:
         defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()
                     if p.name not in bound and p.default is not inspect.Parameter.empty}
         options = {k: v for k, v in kwargs.items() if k not in arg_names}
-        return cls(fn, {**defaults, **bound}, options, grid, compiled)
+        return cls(fn, {**defaults, **bound}, options, grid, compiled, frozenset(unspecialized))
 
 
 @dataclass
