@@ -23,6 +23,7 @@ from grader.worker.regions import (
     GatherOutOfRange,
     IntegerDivisionByZero,
     IntegerDivisionOverflow,
+    Launch,
     NarrowCastOutOfRange,
     ShiftPastWidth,
 )
@@ -548,3 +549,25 @@ def _builtin_range(*args, **kwargs):
     from triton import language as tl
 
     return tl.range(*args, **kwargs)
+
+
+def _unspecialized(function) -> frozenset:
+    """The parameters an interpreted @triton.jit(do_not_specialize=[...]) names (by name or by position)."""
+    names = list(getattr(function, "arg_names", ()))
+    listed = (getattr(function, "kwargs", None) or {}).get("do_not_specialize") or ()
+    return frozenset(names[k] if isinstance(k, int) and 0 <= k < len(names) else k for k in listed)
+
+
+def _ones_as_constexprs(function, args: tuple, kwargs: dict, grid, unspecialized) -> tuple[tuple, dict]:
+    """The launch's arguments with each integer 1 the GPU's JIT specializes (Launch.ones) a tl.constexpr, as the
+    kernel receives it there; the interpreter would make an int32 of it."""
+    from triton import language as tl
+
+    ones = Launch.of(function.fn, function.arg_names, args, kwargs, grid, unspecialized=unspecialized).ones
+    if not ones:
+        return args, kwargs
+    names = list(function.arg_names)
+    args = tuple(tl.constexpr(1) if i < len(names) and names[i] in ones else value for i, value in enumerate(args))
+    given = set(names[:len(args)]) | set(kwargs)
+    kwargs = {**kwargs, **{name: tl.constexpr(1) for name in ones if name in kwargs or name not in given}}
+    return args, kwargs

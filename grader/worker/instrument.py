@@ -66,9 +66,11 @@ from grader.worker.gpu_semantics import (
     _gather_in_range,
     _lanes_in_any_order,
     _nonzero_divisor,
+    _ones_as_constexprs,
     _saturating,
     _shift_in_width,
     _source_as_compiled,
+    _unspecialized,
     _zeros_ordered,
 )
 from grader.worker.recorder import _HERE, Recorder, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
@@ -495,28 +497,6 @@ def _noted_launches(launch, patched: set):
                 else:
                     scope[name] = value
     return run
-
-
-def _unspecialized(function) -> frozenset:
-    """The parameters an interpreted @triton.jit(do_not_specialize=[...]) names (by name or by position)."""
-    names = list(getattr(function, "arg_names", ()))
-    listed = (getattr(function, "kwargs", None) or {}).get("do_not_specialize") or ()
-    return frozenset(names[k] if isinstance(k, int) and 0 <= k < len(names) else k for k in listed)
-
-
-def _ones_as_constexprs(function, args: tuple, kwargs: dict, grid, unspecialized) -> tuple[tuple, dict]:
-    """The launch's arguments with each integer 1 the GPU's JIT specializes (Launch.ones) a tl.constexpr, as the
-    kernel receives it there; the interpreter would make an int32 of it."""
-    from triton import language as tl
-
-    ones = Launch.of(function.fn, function.arg_names, args, kwargs, grid, unspecialized=unspecialized).ones
-    if not ones:
-        return args, kwargs
-    names = list(function.arg_names)
-    args = tuple(tl.constexpr(1) if i < len(names) and names[i] in ones else value for i, value in enumerate(args))
-    given = set(names[:len(args)]) | set(kwargs)
-    kwargs = {**kwargs, **{name: tl.constexpr(1) for name in ones if name in kwargs or name not in given}}
-    return args, kwargs
 
 
 def _patch_lang_once(interpreter, patched: set):
