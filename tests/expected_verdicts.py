@@ -120,7 +120,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_argmax_tie_by_position.py": ("error", "argmax: pass what comes after the axis by its name"),
     "cheating/p01_max_indices_tie.py": ("error", "tie_break_left=False returns whichever tied index"),
     # the seventh review: Python kept numbers, or took a block whole, where the compiler makes tensors or works
-    # element by element (gpu_semantics._source_as_compiled): a conditional expression on a run-time test, a tuple's
+    # element by element (as_compiled._source_as_compiled): a conditional expression on a run-time test, a tuple's
     # elements, a helper's returns, an annotation judged by its name, `and` / `or` in a helper whose parameters say
     # tl.constexpr
     "cheating/p01_conditional_expression_int.py": ("mismatch", "elements of z wrong"),
@@ -134,4 +134,11 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_n0_one_is_a_constexpr.py": ("mismatch", "1 of 1 elements of z wrong"),
     "cheating/p01_range_of_uint32_bounds.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_return_in_a_static_range.py": ("mismatch", "elements of z wrong"),
+    # the ninth review: numpy's fast paths (signed zeros in tl.max, bfloat16 bits in tl.argmax and tl.cumprod), a
+    # float16 cast toward zero past its range, a histogram of its top edge
+    "cheating/p01_reduce_max_of_signed_zeros.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_bfloat16_argmax_of_bits.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_bfloat16_cumprod_of_bits.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_float16_toward_zero_past_its_range.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_histogram_of_its_top_edge.py": ("error", "tl.histogram of a value outside 0..31"),
 }

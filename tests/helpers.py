@@ -378,6 +378,37 @@ COPIED_CHEATS = (
                 "    z = x + y\n    for i in range(2147483648, 2147483649):\n"
                 "        z = tl.where(i * 2 == 0, z + y, z)\n    tl.store(z_ptr + offsets, z, mask=mask)\n",
                 through="mask=mask)\n", base=_KEPT_INT_BASE),
+    # the ninth review: numpy's fast paths and casts where the GPU computes otherwise
+    CopiedCheat("p01_reduce_max_of_signed_zeros.py", "tl.max of a block of -0.0 and +0.0, then a branch on the sign "
+                "of 1 / m: a GPU's max.f32 orders -0.0 below +0.0 (+0.0, so x - y is stored); numpy's nanmax, the "
+                "interpreter's fast path, returned -0.0.", _KEPT_INT,
+                "    m = tl.max(tl.where(tl.arange(0, B0) % 2 == 0, -0.0, 0.0), axis=0)\n"
+                "    tl.store(z_ptr + offsets, tl.where(1.0 / m < 0.0, x + y, x - y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_bfloat16_argmax_of_bits.py", "tl.argmax of a bfloat16 block of -1 then 1, 2, ...: a GPU compares "
+                "the numbers (the last lane wins); the interpreter's fast path compared the uint16 bits, where -1.0 "
+                "(0xBF80) is the largest.", _KEPT_INT,
+                "    lane = tl.arange(0, B0)\n"
+                "    i = tl.argmax(tl.where(lane == 0, -1.0, lane.to(tl.float32)).to(tl.bfloat16), axis=0)\n"
+                "    tl.store(z_ptr + offsets, tl.where(i == 0, x + y, x - y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_bfloat16_cumprod_of_bits.py", "tl.cumprod of a bfloat16 block of ones: every product is 1 on a "
+                "GPU (x - y stored); the interpreter's fast path multiplied the uint16 bits.", _KEPT_INT,
+                "    c = tl.cumprod((tl.zeros([B0], tl.float32) + 1.0).to(tl.bfloat16), axis=0).to(tl.float32)\n"
+                "    every = tl.sum(tl.where(c == 1.0, 1, 0), axis=0) == B0\n"
+                "    tl.store(z_ptr + offsets, tl.where(every, x - y, x + y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_float16_toward_zero_past_its_range.py", "70000 cast to float16 rounding toward zero: PTX "
+                "cvt.rz gives the largest finite half, 65504 (x - y stored); the interpreter gave NaN.", _KEPT_INT,
+                "    h = (tl.zeros([B0], tl.float32) + 70000.0).to(tl.float16, fp_downcast_rounding=\"rtz\")\n"
+                "    tl.store(z_ptr + offsets, tl.where(h != h, x + y, x - y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_histogram_of_its_top_edge.py", "tl.histogram of values equal to its bin count (32): triton 3.6's "
+                "interpreter counted them in the last bin, which a GPU leaves empty.", _KEPT_INT,
+                "    h = tl.histogram(tl.zeros([B0], tl.int32) + 32, 32)\n"
+                "    last = tl.sum(tl.where(tl.arange(0, 32) == 31, h, 0), axis=0)\n"
+                "    tl.store(z_ptr + offsets, tl.where(last > 0, x + y, x - y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
 )
 _COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
 atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)

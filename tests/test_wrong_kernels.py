@@ -752,3 +752,13 @@ def test_a_bfloat16_constant_passes_or_gets_triton_36s_advice(tmp_path):
     (failed,) = [case for case in result.cases if not case.passed]
     assert failed.name == "bfloat16" and failed.reason == "error", report(result)
     assert "Make it in float32 and cast" in f"{failed.message}\n{failed.hint or ''}", report(result)
+
+
+def test_a_kernel_that_writes_every_element_is_not_told_a_block_size_is_baked_in(tmp_path):
+    """Every element stored, every one wrong: no hint that a block size is written into the kernel (the ninth
+    review: the ragged case's 1000 elements over 8 programs of 128 are 125 a program, which read as one of 125)."""
+    text = lesson_text(registry.find(1)).replace("tl.store(z_ptr + offsets, x + y, mask=mask)",
+                                                 "tl.store(z_ptr + offsets, x - y, mask=mask)")
+    result = grade_text(1, text, tmp_path, first_failure=False)
+    assert result.status != "passed"
+    assert "block size is written" not in report(result), report(result)

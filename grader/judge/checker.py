@@ -140,8 +140,8 @@ def _elements_per_program(unwritten, blocks) -> int:
     (offsets pid * k + tl.arange(0, k)). k = 1: no tl.arange at all; k a number: a block size written into the
     kernel where the launcher's B0 was meant."""
     block = blocks.get("B0")
-    if not block or block < 2 or unwritten.dim() != 1 or unwritten.numel() <= block:
-        return 0
+    if not block or block < 2 or unwritten.dim() != 1 or unwritten.numel() <= block or not bool(unwritten.any()):
+        return 0  # (every element written: the first `each * programs` are all of them, no block size at fault)
     written, programs = ~unwritten, -(-unwritten.numel() // block)
     each = int(written.sum()) // programs
     if not 1 <= each < block:

@@ -1,18 +1,14 @@
-"""Where the interpreter's numpy (or Python) would compute another kernel than a GPU's, the GPU's way
-(grader.worker.instrument installs these on the interpreter): bfloat16 blocks are computed with as numbers; casts
-saturate (float to 32-bit integers, and to float8 as cvt.rn.satfinite); a float32 tl.dot reads TF32 operands;
-tl.maximum / tl.minimum order signed zeros; assignments, conditional expressions and a helper's returns make tensors
-of numbers, and `and` / `or` / `not` on tensors are element-wise (``_source_as_compiled``); an atomic's lanes
-land in an order drawn for each call. What a GPU leaves undefined, or computes in an order the interpreter does not
-follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift past the width, a
-tl.gather index outside its block, a float cast to a narrow integer past its range, tl.argmax over NaN, and a
-tl.reduce whose combine gives another result in another order."""
+"""Where the interpreter's numpy would compute another kernel than a GPU's, the GPU's way (grader.worker.instrument
+installs these on the interpreter): bfloat16 blocks are computed with as numbers, in reductions and scans too; casts
+saturate (float to 32-bit integers, to float8 as cvt.rn.satfinite, and to float16 / bfloat16 rounding toward zero);
+a float32 tl.dot reads TF32 operands; tl.maximum / tl.minimum, and tl.max / tl.min, order signed zeros; an atomic's
+lanes land in an order drawn for each call. What a GPU leaves undefined, or computes in an order the interpreter
+does not follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift past the width, a
+tl.gather index outside its block, a tl.histogram value outside its bins, a float cast to a narrow integer past its
+range, tl.argmax over NaN, and a tl.reduce whose combine gives another result in another order. The kernel's Python
+itself (numbers, and/or, range, arguments equal to 1) is grader.worker.as_compiled's."""
 
 from __future__ import annotations
-
-import ast
-import builtins
-import inspect
 
 import numpy as np
 
@@ -21,9 +17,9 @@ from grader.worker.regions import (
     ArgReduceOverNaN,
     CombineOrderMatters,
     GatherOutOfRange,
+    HistogramOutOfRange,
     IntegerDivisionByZero,
     IntegerDivisionOverflow,
-    Launch,
     NarrowCastOutOfRange,
     ShiftPastWidth,
 )
@@ -155,7 +151,10 @@ def _fp8_as_the_gpu(convert):
         rtz = "RTZ" in str(getattr(rounding_mode, "name", rounding_mode)).upper()
         if (to in _FP8_TORCH) == (of in _FP8_TORCH) or (to in _FP8_TORCH and rtz) or \
                 not hasattr(torch, "float8_e5m2"):
-            return convert(src, dst_type, rounding_mode, *args, **kwargs)
+            result = convert(src, dst_type, rounding_mode, *args, **kwargs)
+            if rtz and to in _LARGEST_16 and of in ("fp32", "fp64"):
+                return _past_the_range_toward_zero(np.asarray(src.data, dtype=np.float64), result, to)
+            return result
         if to in _FP8_TORCH:
             kind, largest = _FP8_TORCH[to]
             values = np.asarray(_as_float32(src).data if _is_bf16(src) else src.data).astype(np.float32)
@@ -168,6 +167,129 @@ def _fp8_as_the_gpu(convert):
             return _to_bfloat16(interpreter.TensorHandle(values, tl.float32))
         return interpreter.TensorHandle(values.astype(interpreter._get_np_dtype(dst_type)), dst_type.scalar)
     return converted
+
+
+_LARGEST_16 = {"fp16": (65504.0, 0x7BFF), "bf16": (3.3895313892515355e38, 0x7F7F)}  # the largest finite, its bits
+
+
+def _past_the_range_toward_zero(values, result, to: str):
+    """A cast to float16 / bfloat16 rounding toward zero (fp_downcast_rounding="rtz", PTX cvt.rz) of a finite value
+    past the type's range gives the largest finite value, as IEEE's round-toward-zero does; the interpreter gave
+    NaN (its exponent clamped beside the truncated mantissa)."""
+    from triton.runtime import interpreter
+
+    largest, bits = _LARGEST_16[to]
+    past = np.isfinite(values) & (np.abs(values) > largest)
+    if not past.any():
+        return result
+    data = np.array(result.data, copy=True)
+    view = data.view(np.uint16)
+    view[...] = np.where(past, np.where(values < 0, bits | 0x8000, bits), view)
+    return interpreter.TensorHandle(data, result.dtype)
+
+
+def _get_bf16(builder):
+    """The builder's bfloat16 constant (tl.full(..., tl.bfloat16)), which triton 3.6's interpreter lacks, as 3.9's."""
+    def get_bf16(value):
+        from triton import language as tl
+
+        return builder.create_fp_trunc(builder.get_fp32(value), tl.bfloat16)
+    return get_bf16
+
+
+def _histogram_in_range(histogram):
+    """tl.histogram refusing a value outside 0..bins-1 on a lane it counts (HistogramOutOfRange)."""
+    def checked(data, bins, mask=None, *args, **kwargs):
+        values = np.asarray(data.data)
+        counted = np.ones(values.shape, dtype=bool) if mask is None else np.asarray(mask.data, dtype=bool)
+        outside = counted & ((values < 0) | (values >= int(bins)))
+        if outside.any():
+            raise HistogramOutOfRange(
+                f"tl.histogram of a value outside 0..{int(bins) - 1} on {int(np.count_nonzero(outside))} of "
+                f"{values.size} lanes: triton 3.6's interpreter counts a value of {int(bins)} in the last bin, 3.9's "
+                f"drops it, and a GPU's histogram reads the bits of the index, so the kernel would compute one thing "
+                f"here and another on a GPU. Keep the values in range, or leave the others out with mask=")
+        return histogram(data, bins, mask, *args, **kwargs)
+    return checked
+
+
+_EXTREMES = ("_argmin_combine_tie_break_left", "_argmin_combine_tie_break_fast", "_argmax_combine_tie_break_left",
+             "_argmax_combine_tie_break_fast", "_elementwise_max", "_elementwise_min")
+_SCANS = {"_prod_combine": np.multiply, "_sum_combine": np.add}
+
+
+def _tensor_of(handle, like):
+    """A tl tensor of this handle, shaped as `like` (a tl tensor), with the handle's own element type."""
+    from triton import language as tl
+
+    shape = list(getattr(like.type, "shape", []) or [])
+    return tl.core.tensor(handle, tl.block_type(handle.dtype, shape) if shape else handle.dtype)
+
+
+def _bfloat16_scan(values, axis: int, reverse: bool, combine):
+    """A cumulative sum or product along `axis`, each step rounded to bfloat16 as the GPU's bfloat16 arithmetic
+    does; float32 numbers in, bfloat16 bits out."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    moved = np.moveaxis(np.asarray(values, dtype=np.float32), axis, -1)
+    moved = moved[..., ::-1] if reverse else moved
+    out = np.empty(moved.shape, dtype=np.uint16)
+    acc = None
+    for i in range(moved.shape[-1]):
+        step = moved[..., i] if acc is None else combine(acc, moved[..., i]).astype(np.float32)
+        bits = np.asarray(_to_bfloat16(interpreter.TensorHandle(np.asarray(step, np.float32), tl.float32)).data)
+        out[..., i] = bits
+        acc = (bits.astype(np.uint32) << 16).view(np.float32)
+    out = out[..., ::-1] if reverse else out
+    return interpreter.TensorHandle(np.ascontiguousarray(np.moveaxis(out, -1, axis)), tl.bfloat16)
+
+
+def _bfloat16_as_numbers_in_reductions(apply):
+    """tl.max / tl.argmax / tl.cumprod and their kin on bfloat16 blocks: the interpreter's fast paths apply numpy to
+    the uint16 bits (-1.0 is the largest, a product of ones is garbage). A maximum or minimum is taken of the numbers
+    (exact: it is one of them) and given back as bfloat16; a cumulative sum or product rounds each step to bfloat16."""
+    def wrapper(self, input, *args, **kwargs):
+        from triton.runtime import interpreter
+
+        inputs = input if isinstance(input, (tuple, list)) else (input,)
+        combine = getattr(self, "combine_fn", None)
+        name = getattr(getattr(combine, "fn", combine), "__name__", "")
+        if not any(_is_bf16(getattr(value, "dtype", None)) for value in inputs):
+            return apply(self, input, *args, **kwargs)
+        if name in _SCANS and isinstance(self, interpreter.ScanOps) and len(inputs) == 1:
+            bits = _bfloat16_scan(np.asarray(_as_float32(inputs[0].handle).data), self.axis, self.reverse,
+                                  _SCANS[name])
+            scanned = _tensor_of(bits, inputs[0])
+            return (scanned,) if isinstance(input, (tuple, list)) else scanned
+        if name not in _EXTREMES:
+            return apply(self, input, *args, **kwargs)
+        numbers = tuple(_tensor_of(_as_float32(v.handle), v) if _is_bf16(v.dtype) else v for v in inputs)
+        result = apply(self, numbers if isinstance(input, (tuple, list)) else numbers[0], *args, **kwargs)
+        first = result[0] if isinstance(result, tuple) else result
+        back = _tensor_of(_to_bfloat16(first.handle), first)
+        return (back, *result[1:]) if isinstance(result, tuple) else back
+    return wrapper
+
+
+def _reduced_zeros_ordered(min_max):
+    """tl.max / tl.min of a float block as a GPU folds them (max.f32 / min.f32: -0.0 below +0.0): a row whose
+    maximum is a zero and that holds +0.0 gives +0.0, a row whose minimum is a zero and that holds -0.0 gives -0.0;
+    numpy's nanmax / nanmin may return either zero (a kernel could read 1 / m)."""
+    def ordered(self, input, val_reduce_op, idx_reduce_op=None, *args, **kwargs):
+        result = min_max(self, input, val_reduce_op, idx_reduce_op, *args, **kwargs)
+        values = np.asarray(getattr(getattr(input[0] if isinstance(input, tuple) else input, "handle", None), "data",
+                                    np.zeros(0)))
+        if val_reduce_op is None or values.dtype.kind != "f" or not (values == 0).any():
+            return result
+        maximum = "max" in getattr(val_reduce_op, "__name__", "")
+        wanted = (values == 0) & (np.signbit(values) != maximum)
+        present = np.any(wanted, axis=self.axis, keepdims=getattr(self, "keep_dims", False))
+        value = result[0] if isinstance(result, tuple) else result
+        data = np.asarray(value.handle.data)
+        value.handle.data = np.where((data == 0) & present, 0.0 if maximum else -0.0, data).astype(data.dtype)
+        return result
+    return ordered
 
 
 def _gather_in_range(gather):
@@ -282,168 +404,6 @@ def _combine_in_any_order(generic_reduce):
     return checked
 
 
-def _is_tensor(value) -> bool:
-    from triton import language as tl
-
-    return isinstance(value, tl.core.tensor)
-
-
-def _semantic():
-    from triton.runtime import interpreter
-
-    return interpreter.interpreter_semantic
-
-
-class _AsCompiled:
-    """What the GPU compiler makes of a kernel's Python where Python alone would keep a number, or a block whole
-    (triton 3.6's code generator, and 3.9's where it differs). ``_source_as_compiled`` rewrites a kernel's source so
-    that each construct calls one of these while the interpreter runs it (as ``grader_as_compiled``)."""
-
-    @staticmethod
-    def value(value):
-        """An assigned value (``visit_Assign``'s _sanitize_value): every number a tensor, tuples element by element
-        (`t = (65536, 1)`: t[0] is an int32 there), dtypes and None as they are."""
-        from triton import language as tl
-
-        if type(value) is tuple:
-            return tuple(_AsCompiled.value(v) for v in value)
-        value = value.value if isinstance(value, tl.constexpr) else value
-        if isinstance(value, (bool, int, float)):
-            return _semantic().to_tensor(value)
-        return value
-
-    @staticmethod
-    def annotated(annotation, value):
-        """`x: annotation = value`: a constexpr where the annotation *is* tl.constexpr (compared as the compiler
-        compares it, not by its name), else an assignment."""
-        from triton import language as tl
-
-        return value if annotation == tl.constexpr else _AsCompiled.value(value)
-
-    @staticmethod
-    def returned(value):
-        """What a @triton.jit helper returns: a number becomes a tensor, as triton 3.6 (the H200's) makes every
-        returned number one. Triton 3.9 does so only where the returns it compiles differ (a `return` in a
-        tl.static_range, under a run-time `if`), which the source alone cannot tell (a `return` under a constexpr
-        `if` that is never compiled): a kernel whose result hangs on that difference is graded as 3.6 runs it."""
-        from triton import language as tl
-
-        if type(value) is tuple:
-            return tuple(_AsCompiled.returned(v) for v in value)
-        if isinstance(value, (tl.constexpr, bool, int, float)):
-            return _semantic().to_tensor(value.value if isinstance(value, tl.constexpr) else value)
-        return value
-
-    @staticmethod
-    def chosen(test, body, orelse):
-        """`body if test else orelse`: on a run-time test the compiler makes the chosen branch a tensor (an
-        scf.if yielding it); on a compile-time one it is Python's."""
-        if _is_tensor(test):
-            return _semantic().to_tensor(body() if test else orelse())
-        return body() if test else orelse()
-
-    @staticmethod
-    def boolean(conjunction: bool, first, *rest):
-        """`a and b` / `a or b` as the compiler folds them (``visit_BoolOp``): a compile-time operand decides or
-        drops out, run-time ones combine element by element (logical_and / logical_or), where Python would take a
-        block as true and return one operand whole (a mask `m1 or m2` passed into a helper's parameter)."""
-        values, value = [], None
-        for thunk in (lambda: first, *rest):
-            value = thunk()
-            if _is_tensor(value):
-                values.append(value)
-            elif bool(value) is not conjunction:  # False in an `and`, True in an `or`: the answer
-                return value
-        if not values:
-            values.append(value)
-        while len(values) >= 2:
-            rhs, lhs = values.pop(), values.pop()
-            values.append(lhs.logical_and(rhs) if conjunction else lhs.logical_or(rhs))
-        return values[0]
-
-    @staticmethod
-    def negated(value):
-        """`not x`: element-wise on a tensor, as the compiler's ``__not__``; Python's on anything else."""
-        return value.__not__() if _is_tensor(value) else not value
-
-
-def _call(name: str, *args):
-    return ast.Call(func=ast.Attribute(value=ast.Name(id="grader_as_compiled", ctx=ast.Load()), attr=name,
-                                       ctx=ast.Load()), args=list(args), keywords=[])
-
-
-def _thunk(node):
-    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                      body=node)
-
-
-def _located(new, old):
-    return ast.fix_missing_locations(ast.copy_location(new, old))
-
-
-class _CompiledSource:
-    """The visits ``_source_as_compiled`` puts on the interpreter's ASTTransformer (each `self` is that
-    transformer)."""
-
-    def visit_Assign(self, node):
-        if len(node.targets) > 1:
-            raise ValueError("Multiple assignments are not supported")
-        node.targets = [self.visit(target) for target in node.targets]
-        node.value = _located(_call("value", self.visit(node.value)), node.value)
-        return node
-
-    def visit_AugAssign(self, node):
-        node = self.generic_visit(node)
-        if not isinstance(node.target, ast.Name):
-            return node
-        value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
-        return _located(ast.Assign(targets=[ast.Name(id=node.target.id, ctx=ast.Store())],
-                                   value=_call("value", value)), node)
-
-    def visit_AnnAssign(self, node):
-        node = self.generic_visit(node)
-        if node.value is not None and isinstance(node.target, ast.Name):
-            node.value = _located(_call("annotated", node.annotation, node.value), node.value)
-        return node
-
-    def visit_Return(self, node):
-        node = self.generic_visit(node)
-        if node.value is not None:
-            node.value = _located(_call("returned", node.value), node.value)
-        return node
-
-    def visit_IfExp(self, node):
-        node = self.generic_visit(node)
-        return _located(_call("chosen", node.test, _thunk(node.body), _thunk(node.orelse)), node)
-
-    def visit_BoolOp(self, node):
-        node = self.generic_visit(node)
-        first, *rest = node.values
-        return _located(_call("boolean", ast.Constant(value=isinstance(node.op, ast.And)), first,
-                              *[_thunk(v) for v in rest]), node)
-
-    def visit_UnaryOp(self, node):
-        node = self.generic_visit(node)
-        if isinstance(node.op, ast.Not):
-            return _located(_call("negated", node.operand), node)
-        return node
-
-
-def _source_as_compiled(transformer, interpreter) -> None:
-    """The interpreter rewrites a kernel's source so that `x = value` makes a tensor of a number, as the GPU compiler
-    does; everything else it runs as Python, which keeps numbers and takes blocks whole where the compiler does not:
-    `k *= 65536` twice, `(a, b), c = ...`, `t = (65536, 1)`, `65536 if pid >= 0 else 1`, a helper's `return 65536`
-    (each wraps to 0 only on a GPU; returns as triton 3.6 makes them: ``_AsCompiled.returned``), `-1 // 2` (floored
-    in Python, truncated there), `k: NAME = v` with NAME not tl.constexpr, and `a or b` on masks inside a helper
-    whose parameters say tl.constexpr (one mask whole in Python, the element-wise or there). Each is rewritten to
-    call ``_AsCompiled`` (``transformer``: the interpreter's ASTTransformer class, given ``_CompiledSource``'s
-    visits; ``interpreter``: its module, whose globals each kernel is given)."""
-    interpreter.grader_as_compiled = _AsCompiled
-    for name, visit in vars(_CompiledSource).items():
-        if name.startswith("visit_"):
-            setattr(transformer, name, visit)
-
-
 def _nonzero_divisor(divide, name: str):
     """An integer division or remainder that refuses a zero divisor on any lane (IntegerDivisionByZero), and, signed,
     the smallest integer divided by -1 (IntegerDivisionOverflow: numpy gives the smallest integer, a GPU an
@@ -496,78 +456,3 @@ def _lanes_in_any_order(original):
         back[order] = np.asarray(result.data).reshape(-1)
         return interpreter.TensorHandle(back.reshape(shape), result.dtype)
     return shuffled
-
-
-_ABSENT = object()
-
-
-def _as_the_compiler_reads(scope: dict) -> dict:
-    """Put in a kernel's globals, for one launch, what the GPU compiler reads for names Python reads otherwise; return
-    what they held (_ABSENT: nothing). Python's range, min and max are the compiler's tl.range and builtin min / max
-    (element-wise on tensors, where Python's compares whole blocks); a tl builtin imported by name (`from
-    triton.language import load`) is the interpreter's patched one, looked up as it is called (the launch patches
-    triton.language after this)."""
-    from triton import language as tl
-
-    replaced = {}
-    for name, stand_in in (("range", _builtin_range), ("min", _builtin_extreme("builtin_min")),
-                           ("max", _builtin_extreme("builtin_max"))):
-        if name not in scope:
-            replaced[name], scope[name] = _ABSENT, stand_in
-    for name, value in list(scope.items()):
-        module = getattr(value, "__module__", None) or ""
-        if inspect.isfunction(value) and getattr(value, "__triton_builtin__", False) and \
-                module.startswith("triton.language") and getattr(tl, value.__name__, None) is value:
-            replaced[name], scope[name] = value, _patched_member(value.__name__)
-    return replaced
-
-
-def _patched_member(name: str):
-    def call(*args, **kwargs):
-        from triton import language as tl
-
-        return getattr(tl, name)(*args, **kwargs)
-    return call
-
-
-def _builtin_extreme(name: str):
-    """The compiler's builtin min / max: Python's on numbers, tl.minimum / tl.maximum on tensors."""
-    def extreme(*args, **kwargs):
-        from triton import language as tl
-        from triton.runtime import interpreter
-
-        if any(isinstance(a, tl.core.tensor) for a in args):
-            return getattr(tl.core, name)(*args, _semantic=interpreter.interpreter_semantic, **kwargs)
-        return getattr(builtins, name[len("builtin_"):])(*args, **kwargs)
-    return extreme
-
-
-def _builtin_range(*args, **kwargs):
-    """Python's range inside a kernel, as the GPU compiler takes it: tl.range, whose loop variable is an int32 (or
-    int64) tensor, so `i * 65536 * 65536` wraps as it does there (Python's would give a big integer). Put in the
-    kernel's globals only while it runs, so the launcher's own range stays Python's."""
-    from triton import language as tl
-
-    return tl.range(*args, **kwargs)
-
-
-def _unspecialized(function) -> frozenset:
-    """The parameters an interpreted @triton.jit(do_not_specialize=[...]) names (by name or by position)."""
-    names = list(getattr(function, "arg_names", ()))
-    listed = (getattr(function, "kwargs", None) or {}).get("do_not_specialize") or ()
-    return frozenset(names[k] if isinstance(k, int) and 0 <= k < len(names) else k for k in listed)
-
-
-def _ones_as_constexprs(function, args: tuple, kwargs: dict, grid, unspecialized) -> tuple[tuple, dict]:
-    """The launch's arguments with each integer 1 the GPU's JIT specializes (Launch.ones) a tl.constexpr, as the
-    kernel receives it there; the interpreter would make an int32 of it."""
-    from triton import language as tl
-
-    ones = Launch.of(function.fn, function.arg_names, args, kwargs, grid, unspecialized=unspecialized).ones
-    if not ones:
-        return args, kwargs
-    names = list(function.arg_names)
-    args = tuple(tl.constexpr(1) if i < len(names) and names[i] in ones else value for i, value in enumerate(args))
-    given = set(names[:len(args)]) | set(kwargs)
-    kwargs = {**kwargs, **{name: tl.constexpr(1) for name in ones if name in kwargs or name not in given}}
-    return args, kwargs

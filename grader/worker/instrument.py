@@ -54,23 +54,29 @@ import sys
 import numpy as np
 
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
+from grader.worker.as_compiled import (
+    _ABSENT,
+    _as_the_compiler_reads,
+    _ones_as_constexprs,
+    _source_as_compiled,
+    _unspecialized,
+)
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
 from grader.worker.gpu_semantics import (
-    _ABSENT,
     _arg_reduce_without_nan,
     _as_tf32,
-    _as_the_compiler_reads,
     _bfloat16_as_floats,
+    _bfloat16_as_numbers_in_reductions,
     _combine_in_any_order,
     _fp8_as_the_gpu,
     _gather_in_range,
+    _get_bf16,
+    _histogram_in_range,
     _lanes_in_any_order,
     _nonzero_divisor,
-    _ones_as_constexprs,
+    _reduced_zeros_ordered,
     _saturating,
     _shift_in_width,
-    _source_as_compiled,
-    _unspecialized,
     _zeros_ordered,
 )
 from grader.worker.recorder import _HERE, Recorder, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
@@ -402,9 +408,10 @@ def _install():
     _wrap_builder(builder)
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
-    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(interpreter.ReduceScanOpInterface.apply)
+    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(
+        _bfloat16_as_numbers_in_reductions(interpreter.ReduceScanOpInterface.apply))
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "min_max", None)):
-        interpreter.ReduceOps.min_max = _arg_reduce_without_nan(interpreter.ReduceOps.min_max)
+        interpreter.ReduceOps.min_max = _arg_reduce_without_nan(_reduced_zeros_ordered(interpreter.ReduceOps.min_max))
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "generic_reduce", None)):
         interpreter.ReduceOps.generic_reduce = _combine_in_any_order(interpreter.ReduceOps.generic_reduce)
     interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
@@ -440,6 +447,10 @@ def _wrap_builder(builder) -> None:
         builder.create_fp_to_fp = _fp8_as_the_gpu(builder.create_fp_to_fp)
     if callable(getattr(builder, "create_gather", None)):
         builder.create_gather = _gather_in_range(builder.create_gather)
+    if callable(getattr(builder, "create_histogram", None)):
+        builder.create_histogram = _histogram_in_range(builder.create_histogram)
+    if not callable(getattr(builder, "get_bf16", None)):  # triton 3.6's has none: tl.full(..., tl.bfloat16) crashed
+        builder.get_bf16 = _get_bf16(builder)
     if callable(getattr(builder, "create_barrier", None)):
         builder.create_barrier = _barrier(builder.create_barrier)
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):

@@ -67,6 +67,11 @@ class NarrowCastOutOfRange(Exception):
     """A float cast to an 8- or 16-bit integer of a value past that type's range: undefined on a GPU; refused."""
 
 
+class HistogramOutOfRange(Exception):
+    """A tl.histogram of a value outside 0..bins-1: dropped by triton 3.9's interpreter, counted in the last bin by
+    3.6's, and left to its lowering on a GPU; refused."""
+
+
 class CombineOrderMatters(Exception):
     """A tl.reduce whose combine function gives another result in another order: a GPU's tree order differs."""
 
@@ -89,10 +94,9 @@ class SumIn16Bit(Exception):
 
 
 SUM_16BIT_ADVICE = ("Sum in float32: a 16-bit sum rounds at every step (float16 keeps 11 bits, bfloat16 8), so a "
-                    "long sum drifts far past the tolerance, and the docstring asks for every product to be summed in "
-                    "float32. Keep accumulators float32 (tl.zeros([...], dtype=tl.float32), then tl.dot(a, b, acc) or "
-                    "acc += tl.dot(a, b)), sum 16-bit blocks as x.to(tl.float32), and convert to 16 bits only an "
-                    "operand of tl.dot")
+                    "long sum drifts far past the tolerance. Sum 16-bit blocks as x.to(tl.float32) and keep "
+                    "accumulators float32 (tl.zeros([...], dtype=tl.float32); for products, tl.dot(a, b, acc) or "
+                    "acc += tl.dot(a, b)), and convert to 16 bits only an operand of tl.dot")
 _SIXTEEN_BITS = {"fp16": "float16", "bf16": "bfloat16"}
 
 
