@@ -409,6 +409,26 @@ COPIED_CHEATS = (
                 "    last = tl.sum(tl.where(tl.arange(0, 32) == 31, h, 0), axis=0)\n"
                 "    tl.store(z_ptr + offsets, tl.where(last > 0, x + y, x - y), mask=mask)\n",
                 through="mask=mask)\n", base=_KEPT_INT_BASE),
+    # the tenth review: a float remainder as NVPTX computes it, and casts to bfloat16 rounded once
+    CopiedCheat("p01_float_remainder_of_a_rounded_quotient.py", "1e8 % 3.0 at run time: the GPU's frem rounds the "
+                "quotient to a float first (33333334) and gives -2, so x + y - 3 is stored; numpy's exact fmod gave "
+                "1.", _KEPT_INT,
+                "    r = (x * 0.0 + 100000000.0) % 3.0\n"
+                "    tl.store(z_ptr + offsets, x + y + (r - 1.0), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_float64_to_bfloat16_rounded_twice.py", "1 + 2**-8 + 2**-40 in float64 cast to bfloat16: the "
+                "GPU rounds once (1 + 2**-7, so x + y - 1 is stored); through float32 it rounded twice (1.0).",
+                _KEPT_INT,
+                "    v = (x * 0.0).to(tl.float64) + (1.0 + 0.00390625 + 9.094947017729282e-13)\n"
+                "    b = v.to(tl.bfloat16).to(tl.float32)\n"
+                "    tl.store(z_ptr + offsets, x + y - (b - 1.0) * 128.0, mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_int32_to_bfloat16_rounded_twice.py", "2**25 + 2**17 + 1 cast to bfloat16: the GPU rounds once "
+                "(2**25 + 2**18, so x + y - 1 is stored); through float32 it rounded twice (2**25).", _KEPT_INT,
+                "    n = (x * 0.0).to(tl.int32) + 33685505\n"
+                "    b = n.to(tl.bfloat16).to(tl.float32)\n"
+                "    tl.store(z_ptr + offsets, x + y - (b - 33554432.0) / 262144.0, mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
 )
 _COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
 atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)

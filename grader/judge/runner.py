@@ -266,7 +266,8 @@ class _Grading:
             self._fail_import("timeout", f"stopped after {limit} while importing {what}: does code at module "
                                          "level (outside any function) loop forever or wait?")
         elif phase == "case":
-            self._fail_next_case("timeout", f"stopped after {limit} without an answer: does a loop never end?")
+            self._fail_next_case("timeout", f"stopped after {limit} without an answer: does a loop never end (or a "
+                                            "helper call itself)?")
         elif phase == "startup":
             raise Broken(f"the grading process did not start within {limit} (it never said it was ready)")
         else:
@@ -553,8 +554,8 @@ def _map_events(worker: processes.Worker, number: int, limit: Limit) -> tuple[di
     while True:
         event = worker.next_event(limit)
         if event == "timeout":
-            return None, (f"stopped after {limit.why} without an answer: does a loop never end? "
-                          "(nothing recorded came back)")
+            return None, (f"stopped after {limit.why} without an answer: does a loop never end (or a helper call "
+                          "itself)? (nothing recorded came back)")
         if event is None:
             return None, ""
         kind = event.get("event")

@@ -167,10 +167,9 @@ def advice_for(message: str, functions: dict, error: dict) -> str:
 
 # Messages from triton and the driver that have a common cause in a learner's kernel: (clue, advice).
 INTERPRETER_ADVICE = (
-    ("has no attribute 'get_bf16'",
-     "triton 3.6's interpreter cannot make a bfloat16 constant (x + 1 or tl.full(..., 1.0, tl.bfloat16) on a "
-     "bfloat16 block); a GPU can. Make it in float32 and cast, e.g. tl.full(shape, 1.0, tl.float32).to(x.dtype), "
-     "or work in float32 and cast the result (triton 3.9's interpreter makes them)."),
+    ("Unsupported data type",
+     "triton's interpreter cannot run this operation on this element type (an atomic on float16 or bfloat16, for "
+     "one), though a GPU may compile it: the grader runs kernels in the interpreter, so do this one in float32"),
     ("Both operands must be same dtype",
      "tl.dot takes two blocks of one dtype: cast one, e.g. tl.dot(p.to(v.dtype), v). Keep both 16-bit, so the "
      "GPU uses tensor cores (a float32 tl.dot runs as TF32)."),

@@ -350,7 +350,8 @@ def _failed_run(exc: BaseException, puzzle: Puzzle, recorder, device: str, timeo
         return transfer.Outcome("launcher", str(exc))
     if isinstance(exc, CaseTimeout):
         where = f"\n  it was running {exc.args[0]}" if exc.args and exc.args[0] else ""
-        return transfer.Outcome("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end?{where}",
+        return transfer.Outcome("timeout", f"stopped after {timeout:g} s of CPU time: does a loop never end (or a "
+                                           f"helper call itself)?{where}",
                                 accesses=_accesses(recorder) if recorder is not None else [])  # the counts reached
     if isinstance(exc, NotImplementedError):
         said = _text_of(exc)  # the stub's own words, if any (and no crash if its __str__ raises)

@@ -58,6 +58,70 @@ def _to_bfloat16(handle):
     return interpreter.TensorHandle(rounded, tl.bfloat16)
 
 
+def _exactly_to_bfloat16(values):
+    """Float64 or integer values rounded once to bfloat16 (nearest, ties to even), as the GPU's cvt.rn.bf16.f64 and
+    .s32 / .s64 do; through float32 they would round twice (1 + 2**-8 + 2**-40 to 1.0, not 1 + 2**-7)."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.dtype.itemsize == 8 and (np.abs(values.astype(np.float64)) >= 2**53).any():
+        exact = np.array([float(_round_int_to_bits(int(v), 8)) for v in values.reshape(-1)]).reshape(values.shape)
+    else:
+        exact = values.astype(np.float64)
+    finite = np.isfinite(exact) & (exact != 0)
+    _, exponent = np.frexp(np.where(finite, exact, 1.0))
+    quantum = np.ldexp(1.0, np.maximum(exponent - 8, -133))  # 8 significant bits; bfloat16's subnormal step 2**-133
+    rounded = np.where(finite, np.rint(exact / quantum) * quantum, exact)
+    with np.errstate(over="ignore"):
+        single = rounded.astype(np.float32)  # exact: 8 significant bits (past the range: inf, as rounding gives)
+    bits = (np.ascontiguousarray(single).view(np.uint32) >> 16).astype(np.uint16)
+    return interpreter.TensorHandle(bits, tl.bfloat16)
+
+
+def _round_int_to_bits(value: int, bits: int) -> int:
+    """An integer rounded to `bits` significant bits, ties to even."""
+    magnitude, shift = abs(value), max(0, abs(value).bit_length() - bits)
+    if shift == 0:
+        return value
+    kept, rest = magnitude >> shift, magnitude & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    kept += 1 if rest > half or (rest == half and kept & 1) else 0
+    return (kept << shift) * (1 if value >= 0 else -1)
+
+
+def _remainder_as_the_gpu(remainder):
+    """A float `%` as the GPU computes it (LLVM's frem on NVPTX: x - trunc(x / y) * y, the quotient rounded to the
+    nearest float first, one fused multiply-add, x where y is infinite), not numpy's exact fmod: 1e8 % 3.0 is -2
+    there (1e8 / 3 rounds up to 33333334), 1 here."""
+    def gpu(lhs, rhs, *args, **kwargs):
+        from triton.runtime import interpreter
+
+        x, y = np.asarray(lhs.data), np.asarray(rhs.data)
+        if x.dtype not in (np.float32, np.float64):
+            return remainder(lhs, rhs, *args, **kwargs)
+        with np.errstate(all="ignore"):
+            quotient = np.trunc((x / y).astype(x.dtype))
+            if x.dtype == np.float32:  # the product and the difference exact in float64: one rounding, as fma.rn
+                result = (x.astype(np.float64) - quotient.astype(np.float64) * y.astype(np.float64)).astype(np.float32)
+            else:
+                result = x - quotient * y
+            result = np.where(np.isinf(y) & np.isfinite(x), x, result).astype(x.dtype)
+        return interpreter.TensorHandle(result, lhs.dtype)
+    return gpu
+
+
+def _remainders_histograms_and_constants(builder) -> None:
+    """Install on the builder: float `%` as the GPU computes it, tl.histogram refusing a value outside its bins, and
+    the bfloat16 constant triton 3.6's interpreter lacks (tl.full(..., tl.bfloat16) crashed there)."""
+    if callable(getattr(builder, "create_frem", None)):
+        builder.create_frem = _remainder_as_the_gpu(builder.create_frem)
+    if callable(getattr(builder, "create_histogram", None)):
+        builder.create_histogram = _histogram_in_range(builder.create_histogram)
+    if not callable(getattr(builder, "get_bf16", None)):
+        builder.get_bf16 = _get_bf16(builder)
+
+
 def _bfloat16_as_floats(builder) -> None:
     """Install the bfloat16 mends (above) on the interpreter's builder."""
     def binary(original):
@@ -86,6 +150,9 @@ def _bfloat16_as_floats(builder) -> None:
             from triton import language as tl
 
             if _is_bf16(dst_type) and not _is_bf16(src):
+                kind = np.asarray(src.data).dtype
+                if kind == np.float64 or kind.kind in "iu":  # one rounding, as cvt.rn.bf16.f64 / .s32 (not two)
+                    return _exactly_to_bfloat16(np.asarray(src.data))
                 return _to_bfloat16(original(src, tl.float32, *args, **kwargs))
             if _is_bf16(src) and not _is_bf16(dst_type):
                 return original(_as_float32(src), dst_type, *args, **kwargs)

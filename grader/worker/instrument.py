@@ -70,11 +70,10 @@ from grader.worker.gpu_semantics import (
     _combine_in_any_order,
     _fp8_as_the_gpu,
     _gather_in_range,
-    _get_bf16,
-    _histogram_in_range,
     _lanes_in_any_order,
     _nonzero_divisor,
     _reduced_zeros_ordered,
+    _remainders_histograms_and_constants,
     _saturating,
     _shift_in_width,
     _zeros_ordered,
@@ -439,6 +438,7 @@ def _wrap_builder(builder) -> None:
     for name in ("create_maximumf", "create_minimumf", "create_maxnumf", "create_minnumf"):
         if callable(getattr(builder, name, None)):  # inside the bfloat16 mend, which hands it float32 numbers
             setattr(builder, name, _zeros_ordered(getattr(builder, name), name))
+    _remainders_histograms_and_constants(builder)
     _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
     for name in ("create_shl", "create_lshr", "create_ashr"):
         if callable(getattr(builder, name, None)):
@@ -447,10 +447,6 @@ def _wrap_builder(builder) -> None:
         builder.create_fp_to_fp = _fp8_as_the_gpu(builder.create_fp_to_fp)
     if callable(getattr(builder, "create_gather", None)):
         builder.create_gather = _gather_in_range(builder.create_gather)
-    if callable(getattr(builder, "create_histogram", None)):
-        builder.create_histogram = _histogram_in_range(builder.create_histogram)
-    if not callable(getattr(builder, "get_bf16", None)):  # triton 3.6's has none: tl.full(..., tl.bfloat16) crashed
-        builder.get_bf16 = _get_bf16(builder)
     if callable(getattr(builder, "create_barrier", None)):
         builder.create_barrier = _barrier(builder.create_barrier)
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
