@@ -229,3 +229,14 @@ def test_first_failure_stops_a_puzzle_at_its_first_failing_case(tmp_path):
     (result,) = runner.grade_isolated([registry.find(1)], "puzzles", str(path), seed=0, interpret=True,
                                       timeout=30.0, mode="interpreter", first_failure=True)
     assert [c.passed for c in result.cases][-1] is False and len(result.cases) < len(registry.find(1).cases)
+
+
+def test_a_signal_whose_interrupt_python_swallowed_still_stops_grading(monkeypatch):
+    """A KeyboardInterrupt raised inside a callback Python runs for itself (an import's module-lock weakref) is
+    swallowed ("Exception ignored in ..."), and a Ctrl-C during the CLI's imports once let grading go on to exit 0
+    (CI, 2026-12-04): the signal is kept, and the next event read raises it again."""
+    monkeypatch.setattr(processes, "_SIGNALLED", [])
+    with pytest.raises(KeyboardInterrupt, match="SIGINT"):
+        processes.on_signal(signal.SIGINT, None)  # Python swallowed this one
+    with pytest.raises(KeyboardInterrupt, match="SIGINT"):
+        processes.raise_if_signalled()

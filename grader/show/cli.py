@@ -97,13 +97,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--watch needs a puzzle: python -m grader 1 --watch")
     if course_missing():
         parser.error(course_missing())
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    from grader.judge import processes  # no torch: the handlers are in place before the imports that take long
+
+    # SIGTERM ends grading as Ctrl-C does; SIGINT keeps being ignored where it was (a background job)
+    handled = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) is signal.default_int_handler
+                                  else [])
+    previous = {number: signal.signal(number, processes.on_signal) for number in handled}
     try:
+        processes.raise_if_signalled()
         return _grade(parser, args)
     except KeyboardInterrupt as exc:  # a signal before grading began (or while it ended): nothing was scored
         return _interrupted(exc.args[0] if exc.args else "SIGINT", [], args)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _grade(parser, args) -> int:
@@ -297,11 +304,6 @@ def _may_have_a_gpu() -> bool:
     """Whether a CUDA GPU may be here, asked without importing torch: an NVIDIA device node or driver. A wrong
     guess costs only the worker started early (grader.judge.processes.prestart)."""
     return os.path.exists("/dev/nvidiactl") or os.path.exists("/proc/driver/nvidia")
-
-
-def _terminate(signum, frame):
-    """SIGTERM ends grading as Ctrl-C does: the runner stops every worker, and the CLI says so."""
-    raise KeyboardInterrupt("SIGTERM")
 
 
 def _interrupted(signal_name: str, results: list, args, mode: str = "", seed: int | None = None) -> int:

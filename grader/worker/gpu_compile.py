@@ -262,9 +262,9 @@ def _operator_problem(node, runtime: set[str], conditions: set[int]) -> str | No
                     f"an operand whole (7). Use `{symbol}` on boolean blocks, e.g. `(rows < N0) {symbol} (cols < T)`")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and id(node) not in conditions:
         if not _is_static(node.operand, runtime):
-            return (f"`{ast.unparse(node)}` on a run-time value: in the interpreter this is Python's `not`, which "
-                    "takes any block as true; on the GPU it is element-wise. Use `~` on a boolean block, or "
-                    "`x == 0`")
+            return (f"`{ast.unparse(node)}` on a run-time value: the GPU compiler makes `not` element-wise, while "
+                    "Python's, as triton's interpreter runs it, takes a whole block as one truth value. Use `~` on a "
+                    "boolean block, or `x == 0`")
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BUILTIN_ADVICE:
         if not all(_is_static(a, runtime) for a in node.args):
             name = node.func.id
