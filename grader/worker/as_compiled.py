@@ -12,8 +12,6 @@ import ast
 import builtins
 import inspect
 
-from grader.worker.regions import Launch
-
 
 def _is_tensor(value) -> bool:
     from triton import language as tl
@@ -189,8 +187,7 @@ def _as_the_compiler_reads(scope: dict) -> dict:
     from triton import language as tl
 
     replaced = {}
-    for name, stand_in in (("range", _builtin_range), ("min", _builtin_extreme("builtin_min")),
-                           ("max", _builtin_extreme("builtin_max"))):
+    for name, stand_in in _STAND_INS:
         if name not in scope:
             replaced[name], scope[name] = _ABSENT, stand_in
     for name, value in list(scope.items()):
@@ -222,12 +219,17 @@ def _builtin_extreme(name: str):
 
 
 def _builtin_range(*args, **kwargs):
-    """Python's range inside a kernel, as the GPU compiler takes it: tl.range, whose loop variable is an int32 (or
-    int64) tensor, so `i * 65536 * 65536` wraps as it does there (Python's would give a big integer). Put in the
-    kernel's globals only while it runs, so the launcher's own range stays Python's."""
+    """Python's range inside a kernel, as the GPU compiler takes it: tl.range, whose loop variable is a tensor of its
+    bounds' promoted type, so `i * 65536 * 65536` wraps as it does there (Python's would give a big integer). Put in
+    the kernel's globals only while it runs, so the launcher's own range stays Python's."""
     from triton import language as tl
 
     return tl.range(*args, **kwargs)
+
+
+# Python's names in a kernel that the compiler reads as its own (made once: _as_the_compiler_reads, every launch)
+_STAND_INS = (("range", _builtin_range), ("min", _builtin_extreme("builtin_min")),
+              ("max", _builtin_extreme("builtin_max")))
 
 
 def _unspecialized(function) -> frozenset:
@@ -237,15 +239,14 @@ def _unspecialized(function) -> frozenset:
     return frozenset(names[k] if isinstance(k, int) and 0 <= k < len(names) else k for k in listed)
 
 
-def _ones_as_constexprs(function, args: tuple, kwargs: dict, grid, unspecialized) -> tuple[tuple, dict]:
-    """The launch's arguments with each integer 1 the GPU's JIT specializes (Launch.ones) a tl.constexpr, as the
-    kernel receives it there; the interpreter would make an int32 of it."""
+def _ones_as_constexprs(arg_names, args: tuple, kwargs: dict, ones: set[str]) -> tuple[tuple, dict]:
+    """The launch's arguments with each integer 1 the GPU's JIT specializes (``Launch.ones``) a tl.constexpr, as the
+    kernel receives it there; the interpreter would make an int32 of it. A default not passed is passed."""
     from triton import language as tl
 
-    ones = Launch.of(function.fn, function.arg_names, args, kwargs, grid, unspecialized=unspecialized).ones
     if not ones:
         return args, kwargs
-    names = list(function.arg_names)
+    names = list(arg_names)
     args = tuple(tl.constexpr(1) if i < len(names) and names[i] in ones else value for i, value in enumerate(args))
     given = set(names[:len(args)]) | set(kwargs)
     kwargs = {**kwargs, **{name: tl.constexpr(1) for name in ones if name in kwargs or name not in given}}

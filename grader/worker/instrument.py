@@ -484,13 +484,13 @@ def _noted_launches(launch, patched: set):
     """The interpreter's launch, noting each launch: in a dry run (dry_run()) noted and not run, in a recording noted
     before it runs. `patched` starts empty for each launch (_patch_lang_once)."""
     def run(self, *args, grid, warmup, **kwargs):
-        unspecialized = _unspecialized(self)
+        noted = Launch.of(self.fn, self.arg_names, args, kwargs, grid, unspecialized=_unspecialized(self))
         if _dry is not None and not warmup:  # dry_run(): note the launch, run nothing
-            _dry.append(Launch.of(self.fn, self.arg_names, args, kwargs, grid, unspecialized=unspecialized))
+            _dry.append(noted)
             return None
         if _active is not None and not warmup:
-            _active._launch(self.fn, self.arg_names, args, kwargs, grid, unspecialized)
-        args, kwargs = _ones_as_constexprs(self, args, kwargs, grid, unspecialized)
+            _active._launch(noted)
+        args, kwargs = _ones_as_constexprs(self.arg_names, args, kwargs, noted.ones)
         patched.clear()
         scope = getattr(self.fn, "__globals__", {})
         replaced = _as_the_compiler_reads(scope)

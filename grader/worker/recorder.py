@@ -166,8 +166,7 @@ class Recorder(RaceChecks):
         return [r for r in self.regions if (r.stores or r.atomics) and r.itemsize == tensor.element_size()
                 and low <= r.start and r.end <= high]
 
-    def _launch(self, fn, arg_names, args, kwargs, grid, unspecialized=frozenset()):
-        launch = Launch.of(fn, arg_names, args, kwargs, grid, unspecialized=unspecialized)
+    def _launch(self, launch: Launch):
         self.launches.append(launch)
         if self.on_launch is not None:
             self.on_launch(launch)
