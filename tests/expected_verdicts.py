@@ -145,4 +145,11 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_float_remainder_of_a_rounded_quotient.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_float64_to_bfloat16_rounded_twice.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_int32_to_bfloat16_rounded_twice.py": ("mismatch", "elements of z wrong"),
+    # the eleventh review: the compile check goes on to the LLVM dialect for sm_90 (float8 arithmetic fails there,
+    # shared memory is allocated there); tl.clamp with min above max; a cast to float8e5 toward zero past its range
+    "cheating/p01_float8_arithmetic.py": ("gpu_compile", "float8 values cannot be computed with on a GPU"),
+    "cheating/p01_shared_memory_past_the_limit.py": ("gpu_compile", "it needs 262,144 bytes of shared memory per "
+                                                                    "program, past the 232,448"),
+    "cheating/p01_clamp_min_above_max.py": ("error", "tl.clamp with its min above its max"),
+    "cheating/p01_float8e5_toward_zero_past_its_range.py": ("mismatch", "elements of z wrong"),
 }

@@ -429,6 +429,34 @@ COPIED_CHEATS = (
                 "    b = n.to(tl.bfloat16).to(tl.float32)\n"
                 "    tl.store(z_ptr + offsets, x + y - (b - 33554432.0) / 262144.0, mask=mask)\n",
                 through="mask=mask)\n", base=_KEPT_INT_BASE),
+    # the eleventh review: past TTGIR, where the compile check stopped; tl.clamp's undefined case; float8e5 toward zero
+    CopiedCheat("p01_float8_arithmetic.py", "float8 + float8: triton's front end and TTGIR take it, the lowering to "
+                "LLVM does not ('llvm.fadd' of 'i8'), so it never compiles for a GPU; the interpreter added them.",
+                _KEPT_INT,
+                "    a = (x * 0.0).to(tl.float8e5)\n"
+                "    t = (a + a).to(tl.float32)\n"
+                "    tl.store(z_ptr + offsets, x + y + t, mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_shared_memory_past_the_limit.py", "a 256 x 256 by 256 x 256 float32 tl.dot of zeros: its "
+                "operands need 262,144 bytes of shared memory, past the H200's 232,448 per block, so the kernel "
+                "cannot launch there (OutOfResources); shared memory is allocated after TTGIR.", _KEPT_INT,
+                "    r = tl.arange(0, 256)\n"
+                "    w = (r[:, None] * 0 + r[None, :] * 0 + N0).to(tl.float32) * 0.0\n"
+                "    s = tl.sum(tl.sum(tl.dot(w, w), axis=1), axis=0)\n"
+                "    tl.store(z_ptr + offsets, x + y + s, mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_clamp_min_above_max.py", "tl.clamp(0.5, 1.0, -1.0), min above max: undefined; sm_90 compiles "
+                "clamp(x, -m, m) to min.xorsign.abs (-0.5 here, so x - y is stored), the interpreter gave max (-1).",
+                _KEPT_INT,
+                "    c = tl.clamp(x * 0.0 + 0.5, 1.0, -1.0)\n"
+                "    tl.store(z_ptr + offsets, tl.where(c < -0.75, x + y, x - y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
+    CopiedCheat("p01_float8e5_toward_zero_past_its_range.py", "1e6 cast to float8e5 rounding toward zero: sm_90 "
+                "rounds to float16 toward zero (65504) and keeps its high byte (57344), so x - y is stored; the "
+                "interpreter's conversion gave NaN.", _KEPT_INT,
+                "    f = (x * 0.0 + 1e6).to(tl.float8e5, fp_downcast_rounding=\"rtz\").to(tl.float32)\n"
+                "    tl.store(z_ptr + offsets, tl.where(f != f, x + y, x - y), mask=mask)\n",
+                through="mask=mask)\n", base=_KEPT_INT_BASE),
 )
 _COPIES = tempfile.mkdtemp(prefix="grader-cheats-")
 atexit.register(shutil.rmtree, _COPIES, ignore_errors=True)

@@ -389,3 +389,39 @@ def test_a_compile_ahead_that_fails_fails_the_case(monkeypatch):
     problem = gpu_compile.check(puzzle, [launch])
     assert problem is not None and problem.startswith("the GPU compile check could not run"), problem
     assert "the compile helper exited with status -9" in problem, problem
+
+
+def test_sizes_and_strides_are_compiled_by_type_and_constexprs_by_value():
+    """Two launches that differ only in a run-time size ask for one compile (the JIT compiles such a parameter by
+    its type); a constexpr keeps its value, and a 1 stays the constexpr a GPU's JIT makes of it."""
+    import torch
+
+    def request(**bound):
+        return gpu_compile._request(instrument.Launch(_ones.fn, {"x_ptr": torch.zeros(64), **bound}, {}, (2,)), 90)
+
+    assert request(N0=64, B0=32) == request(N0=1000, B0=32)
+    assert request(N0=64, B0=32)["args"]["N0"] == ["type", "i32"]
+    assert request(N0=2 ** 40, B0=32)["args"]["N0"] == ["type", "i64"]
+    assert request(N0=64, B0=32) != request(N0=64, B0=64)
+    assert request(N0=1, B0=32)["args"]["N0"] == ["constexpr", ["value", 1]]
+
+
+def test_a_constexpr_sent_by_type_is_not_compiled_without_its_value(monkeypatch, tmp_path):
+    """Should the grading process and the helper disagree on which parameters are constexprs, the helper does not
+    compile a constexpr it was given no value for: the case fails closed."""
+    import torch
+
+    monkeypatch.setattr(gpu_compile, "_outcomes", {})
+    monkeypatch.setenv("GRADER_COMPILE_CACHE", str(tmp_path / "cache"))
+    launch = instrument.Launch(_ones.fn, {"x_ptr": torch.zeros(64), "N0": 64, "B0": 32}, {}, (2,))
+    sent = gpu_compile._request
+
+    def by_type(launch, arch):
+        asked = sent(launch, arch)
+        asked["args"]["B0"] = ["type", "i32"]
+        return asked
+
+    monkeypatch.setattr(gpu_compile, "_request", by_type)
+    problem = gpu_compile.check(registry.find(1), [launch])
+    assert problem is not None and problem.startswith("the GPU compile check could not run"), problem
+    assert "B0 is a tl.constexpr here and a run-time value in the grading process" in problem, problem

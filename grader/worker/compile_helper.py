@@ -12,8 +12,8 @@ globals it reads, encoded; the launch's arguments, options and target), one JSON
 names one); ``{"error": None, "dots": ..., "offsets32": ...}``, compiled, with what the sm_90 TTIR shows
 (``grader.worker.ttir``); or ``{"skip": why}``, where it cannot compile anything here (the check's own trouble).
 The functions are rebuilt under the learner's file names and line numbers, so the compiler's lines and the TTIR's
-locations are the learner's. gpu_compile's docstring says why the compile stops at TTGIR and why it never uses
-triton's disk cache.
+locations are the learner's. gpu_compile's docstring says why the compile stops at TTGIR (for sm_90, once lowered
+to the LLVM dialect, with the shared memory it allocated) and why it never uses triton's disk cache.
 """
 
 from __future__ import annotations
@@ -107,8 +107,30 @@ def _compile_error(exc, functions: dict, diagnostics: str) -> dict:
 
 
 
+class _LoweredToLLVM:
+    """The NVIDIA backend's `llvm` module, with `to_module` stopping the compile: by then the TTGIR was lowered to
+    the LLVM dialect (where float8 arithmetic and unsupported conversions fail) and shared memory was allocated (the
+    module's `ttg.shared`); LLVM's own translation and -O3, and PTX, are not needed to know either."""
+
+    def __init__(self, llvm, helper):
+        self._llvm, self._helper = llvm, helper
+
+    def __getattr__(self, name):
+        return getattr(self._llvm, name)
+
+    def to_module(self, module, *args, **kwargs):
+        self._helper.shared = module.get_int_attr("ttg.shared") or 0
+        raise _Stopped()
+
+
+class _Mismatch(Exception):
+    """The grading process sent a parameter by type that this process reads as a constexpr: it is not compiled with
+    a value it lacks (a skip, so the case fails closed)."""
+
+
 class _Stopped(Exception):
-    """Raised where the LLVM stages would start: the check ends with TTGIR (gpu_compile's docstring says why)."""
+    """Raised where the check ends: after TTGIR, or for the H200's target after lowering to the LLVM dialect
+    (gpu_compile's docstring says why)."""
 
 
 class _Compiler:
@@ -118,6 +140,8 @@ class _Compiler:
         self.unavailable = None
         self.probed: dict[int, str | None] = {}  # arch -> why it cannot be compiled for, or None
         self.ttir = ""  # the TTIR of the latest compile
+        self.lower = False  # whether the latest compile goes on to the LLVM dialect (request["lower"])
+        self.shared = None  # the bytes of shared memory it allocated, when it did
         try:
             import triton
             from triton.backends.compiler import GPUTarget
@@ -125,6 +149,9 @@ class _Compiler:
             from triton.runtime.jit import mangle_type
 
             triton.knobs.runtime.add_stages_inspection_hook = self._inspect_stages
+            from triton.backends.nvidia import compiler as nvidia
+
+            nvidia.llvm = _LoweredToLLVM(nvidia.llvm, self)
         except Exception as exc:  # an untested triton without this API
             self.unavailable = f"kernels were not compiled for the GPU: this triton lacks its compile API ({exc})"
             return
@@ -145,7 +172,9 @@ class _Compiler:
         def stop(module, metadata):
             raise _Stopped()
 
-        stages["ttir"], stages["llir"] = keep_ttir, stop
+        stages["ttir"] = keep_ttir
+        if not self.lower:  # else make_llir runs up to _LoweredToLLVM.to_module
+            stages["llir"] = stop
 
     def _signature(self, request: dict, jits: dict) -> tuple[dict, dict]:
         """The launch's types for run-time parameters and values for constexprs, as the JIT would pass them."""
@@ -154,6 +183,8 @@ class _Compiler:
         signature, constexprs = {}, {}
         for param in jits[request["kernel"]].params:
             encoded = request["args"].get(param.name)
+            if encoded is not None and encoded[0] == "type" and param.is_constexpr:
+                raise _Mismatch(f"{param.name} is a tl.constexpr here and a run-time value in the grading process")
             if encoded is not None and encoded[0] == "type" and not param.is_constexpr:
                 signature[param.name] = encoded[1]
                 continue
@@ -168,6 +199,7 @@ class _Compiler:
 
     def _compile(self, request: dict) -> dict:
         start = os.lseek(2, 0, os.SEEK_END)
+        self.lower, self.shared = bool(request.get("lower")), None
         try:
             # Inside the try: a kernel that Triton cannot even read (a `def \` line it finds no function in) fails
             # the check, rather than skipping it; trouble of this machine's triton shows in _trouble's probe
@@ -176,7 +208,12 @@ class _Compiler:
             source = self.source(jits[request["kernel"]], signature, constexprs)
             self.triton.compile(source, target=self.target("cuda", request["arch"], 32), options=request["options"])
         except _Stopped:
-            return {"error": None, "dots": dot_lines_in(self.ttir), "offsets32": int32_offsets(self.ttir)}
+            if self.lower and self.shared is None:
+                return {"skip": "the compile stopped before it lowered the kernel to the LLVM dialect"}
+            return {"error": None, "dots": dot_lines_in(self.ttir), "offsets32": int32_offsets(self.ttir),
+                    "shared": self.shared}
+        except _Mismatch as exc:
+            return {"skip": str(exc)}
         except Exception as exc:  # the compiler's verdict on the kernel
             diagnostics = os.pread(2, 1 << 16, start).decode(errors="replace")[-4000:]
             return {"error": _compile_error(exc, request["functions"], diagnostics)}
@@ -186,7 +223,7 @@ class _Compiler:
         """Why nothing compiles for `arch` here (a one-line kernel fails), or None."""
         if arch not in self.probed:
             self.probed[arch] = None
-            probe = self._compile({"functions": {"probe": _PROBE}, "kernel": "probe", "arch": arch,
+            probe = self._compile({"functions": {"probe": _PROBE}, "kernel": "probe", "arch": arch, "lower": True,
                                    "args": {"x_ptr": ["type", "*fp32"]}, "options": {}})
             if "dots" not in probe:
                 why = probe["error"]["message"] if probe.get("error") else probe.get("skip")

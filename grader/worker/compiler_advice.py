@@ -173,6 +173,9 @@ INTERPRETER_ADVICE = (
     ("Both operands must be same dtype",
      "tl.dot takes two blocks of one dtype: cast one, e.g. tl.dot(p.to(v.dtype), v). Keep both 16-bit, so the "
      "GPU uses tensor cores (a float32 tl.dot runs as TF32)."),
+    ("op operand #0 must be floating point",
+     "float8 values cannot be computed with on a GPU (the compiled kernel holds them as 8-bit integers; only "
+     "conversions read them): convert to tl.float16 or tl.float32 first, and back to float8 to store"),
     ("PassManager::run failed",
      "The Triton compiler itself failed; the assertion it printed names the pass. A known trigger in triton 3.6 "
      "(OptimizeThreadLocality): a loop's reduced result used directly by two later loops. Broadcast it once, "
@@ -246,9 +249,12 @@ def explain(error: dict, functions: dict, arch: int, compiled_for: list[int]) ->
     text += message.splitlines()[-1] if error.get("file") else "\n  ".join(message.splitlines()[-6:])
     if error.get("file"):
         text += "\n  " + where(error["file"], error["line"])
-    advice = advice_for(message, functions, error)
+    said = [line for line in (error.get("diagnostics") or "").strip().splitlines() if "error:" in line][-3:]
+    advice = advice_for("\n".join([message, *said]), functions, error)
+    if said:  # the pass's own error (a failed pass says only "PassManager::run failed")
+        text += "\n  the compiler said: " + "\n  ".join(said)
     if advice:
         text += "\n  " + advice
-    elif error.get("diagnostics"):
+    elif error.get("diagnostics") and not said:
         text += "\n  the compiler said: " + "\n  ".join(error["diagnostics"].strip().splitlines()[-6:])
     return text

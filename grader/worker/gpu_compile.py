@@ -17,14 +17,19 @@ both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
 2. A compile for sm_90 and sm_80 (``Puzzle.gpu_archs``) with the signature and constexprs of the
    launch, through ``triton.compile``, stopped after TTGIR (triton's stage hook replaces the LLVM stages): every
    trap above fails in the front end or in TTIR / TTGIR passes (so does triton 3.6's OptimizeThreadLocality
-   assertion), while LLIR, PTX and ptxas took 70% of the compile time. It runs in a helper process
+   assertion), while LLIR, PTX and ptxas took 70% of the compile time. For sm_90 (``SHARED_MEMORY``) the compile
+   goes on through the lowering to the LLVM dialect and stops before LLVM's own translation and -O3
+   (``compile_helper._LoweredToLLVM``): float8 arithmetic fails only there (the eleventh review), and there shared
+   memory is allocated, which a kernel must keep within the H200's 232,448 bytes per block or it cannot launch
+   (puzzle 6 graded, every compile new, 2 cores: 5.2 s before, 5.3 s after). It runs in a helper process
    (``grader.worker.compile_helper``, which says why), started once per grading process. The grading process sends
    each function's source, file, `def` line and the globals it reads (encoded); the helper rebuilds them under the
    same file name and line numbers, so the compiler's lines and the TTIR's locations are the learner's. Advice for
    the known traps (``grader.worker.compiler_advice``) is keyed on substrings of the compiler's messages that triton
    3.6 and 3.9 share.
 3. A cache by (sources, globals, signature, constexprs, options, target), in the grading process, so a puzzle pays
-   one compile per distinct specialisation (about one per case). Triton's disk cache is not used: it keys by
+   one compile per distinct specialisation (about one per case); run-time numbers count by their type alone, as
+   the helper compiles them (``_run_time_numbers``). Triton's disk cache is not used: it keys by
    source and line, not file, so a hit would bring back the TTIR locations of another file; the helper compiles
    afresh (TRITON_ALWAYS_COMPILE) into a scratch cache directory. Measured on the 2-core machine, shared with
    other jobs (load 2-4), fresh TRITON_CACHE_DIR, `time python -m grader --all --impl solutions`: 51 s (37.6 s
@@ -46,7 +51,6 @@ from __future__ import annotations
 
 import ast
 import atexit
-import hashlib
 import inspect
 import json
 import os
@@ -54,18 +58,19 @@ import re
 import selectors
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 from concurrent.futures import Future
-from pathlib import Path
 from queue import SimpleQueue
 
 from grader import env, paths, protocol
-from grader.worker import compiler_advice, compose
+from grader.worker import compile_cache, compiler_advice, compose
 
 ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
+# Targets compiled on to the LLVM dialect, and the shared memory a block may have there (the H200's opt-in limit,
+# cudaDevAttrMaxSharedMemoryPerBlockOptin; triton's launch raises OutOfResources past it). Other targets stop at TTGIR.
+SHARED_MEMORY = {90: 232448}
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
 _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the helper may import (and their submodules)
@@ -172,13 +177,33 @@ def _argument(value, functions: dict) -> list:
     return _encode(value, functions)
 
 
+def _run_time_numbers(launch, ones: set[str]) -> set[str]:
+    """The parameters holding a bool, int or float that the compiler sees by type alone: not constexprs (triton's
+    test, `"constexpr" in` the normalized annotation) and not a 1 the JIT specializes. The helper compiles them by
+    type alone (no divisibility hints), so cases that differ only in sizes and strides share one compile, and so do
+    gradings of other seeds: the disk cache keyed them by value (puzzle 6's 11 cases: 22 compiles, now 20)."""
+    from triton.runtime.jit import _normalize_ty
+
+    try:
+        params = inspect.signature(launch.fn).parameters
+    except (TypeError, ValueError):
+        return set()
+    plain = {name for name, param in params.items() if param.annotation is inspect.Parameter.empty
+             or "constexpr" not in _normalize_ty(param.annotation)}
+    return {name for name, value in launch.bound.items()
+            if name in plain and name not in ones and type(value) in (bool, int, float)}
+
+
 def _request(launch, arch: int) -> dict:
+    from triton.runtime.jit import mangle_type
+
     functions: dict = {}
     kernel = _collect(launch.fn, functions)
     ones = getattr(launch, "ones", set())  # a GPU's JIT makes each a constexpr 1
-    return {"functions": functions, "kernel": kernel, "arch": arch,
-            "args": {name: ["constexpr", ["value", 1]] if name in ones else _argument(value, functions)
-                     for name, value in launch.bound.items()},
+    by_type = _run_time_numbers(launch, ones)
+    return {"functions": functions, "kernel": kernel, "arch": arch, "lower": arch in SHARED_MEMORY,
+            "args": {name: ["constexpr", ["value", 1]] if name in ones else ["type", mangle_type(value)]
+                     if name in by_type else _argument(value, functions) for name, value in launch.bound.items()},
             "options": {k: v for k, v in launch.options.items() if k in ("num_warps", "num_stages")}}
 
 
@@ -355,7 +380,7 @@ def _compile_now(request: dict, key: str) -> dict:
     with _talking:
         if key in _outcomes:
             return _outcomes[key]
-        saved = _DiskCache(request)
+        saved = compile_cache.DiskCache(request)
         loaded = saved.load()
         if loaded is not None:
             _outcomes[key] = loaded
@@ -439,74 +464,6 @@ def compile_ahead(puzzle, launches) -> None:
                 _queue.put((request, key, _started[key]))
 
 
-class _DiskCache:
-    """One compile's outcome on disk, so that a kernel graded again (unchanged) is not compiled again.
-
-    The key is the request with the files its functions came from replaced by placeholders (a worker builds the
-    kernels' module in a fresh folder each time), plus triton's version and the code that made the outcome
-    (``_SOURCES``); the outcome is stored with the same placeholders and given its files back when loaded. The
-    folder is ``GRADER_COMPILE_CACHE``, else ``$XDG_CACHE_HOME/triton-attention-puzzles/gpu-compile``. A cache that
-    cannot be read or written is no cache."""
-
-    def __init__(self, request: dict):
-        self.files = sorted({f["file"] for f in request["functions"].values()}, key=len, reverse=True)
-        text = self._placeheld(json.dumps(request, sort_keys=True))
-        digest = hashlib.sha256("\n".join([text, _triton_version(), _SOURCES]).encode()).hexdigest()
-        self.path = os.path.join(_cache_folder(), f"{digest}.json")
-
-    def _placeheld(self, text: str) -> str:
-        for number, file in enumerate(self.files):
-            text = text.replace(json.dumps(file)[1:-1], f"<file {number}>")
-        return text
-
-    def load(self) -> dict | None:
-        try:
-            with open(self.path) as saved:
-                text = saved.read()
-        except OSError:
-            return None
-        for number, file in enumerate(self.files):
-            text = text.replace(f"<file {number}>", json.dumps(file)[1:-1])
-        try:
-            outcome = json.loads(text)
-        except ValueError:
-            return None
-        return outcome if isinstance(outcome, dict) else None
-
-    def store(self, outcome: dict) -> None:
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".part")
-            with os.fdopen(handle, "w") as saved:
-                saved.write(self._placeheld(json.dumps(outcome)))
-            os.replace(temporary, self.path)
-        except OSError:
-            pass
-
-
-# What an outcome depends on besides the request: the code that encodes it (here), compiles it (the helper) and
-# reads its TTIR; a change to any of them is a fresh cache.
-_SOURCES = hashlib.sha256(b"".join((Path(__file__).parent / name).read_bytes()
-                                   for name in ("gpu_compile.py", "compile_helper.py", "ttir.py"))).hexdigest()
-
-
-def _cache_folder() -> str:
-    explicit = os.environ.get("GRADER_COMPILE_CACHE")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "triton-attention-puzzles", "gpu-compile")
-
-
-def _triton_version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("triton")
-    except metadata.PackageNotFoundError:
-        return "?"
-
-
 def could_not_run(why: str) -> str:
     """The failing message of a case whose kernels the check could not compile (module docstring: fails closed)."""
     return (f"the GPU compile check could not run, so this case does not pass: {why}. A kernel counts as solved only "
@@ -533,8 +490,15 @@ def _check_launch(launch, archs) -> str | None:
             return could_not_run(outcome["skip"])
         if outcome.get("error"):
             return compiler_advice.explain(outcome["error"], request["functions"], request["arch"], compiled)
-        else:
-            compiled.append(request["arch"])
+        limit = SHARED_MEMORY.get(request["arch"])
+        if limit is not None and not isinstance(outcome.get("shared"), int):
+            return could_not_run(f"the compile for sm_{request['arch']} did not say how much shared memory it needs")
+        if limit is not None and outcome["shared"] > limit:
+            return (f"{launch.name} compiles for sm_{request['arch']} but would not launch there: it needs "
+                    f"{outcome['shared']:,} bytes of shared memory per program, past the {limit:,} a block may have "
+                    f"(triton raises OutOfResources). Shared memory holds the operands of tl.dot and the blocks a "
+                    f"loop carries through its stages: use smaller tiles, or fewer stages (num_stages)")
+        compiled.append(request["arch"])
     return None
 
 

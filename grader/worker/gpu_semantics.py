@@ -1,12 +1,13 @@
 """Where the interpreter's numpy would compute another kernel than a GPU's, the GPU's way (grader.worker.instrument
 installs these on the interpreter): bfloat16 blocks are computed with as numbers, in reductions and scans too; casts
-saturate (float to 32-bit integers, to float8 as cvt.rn.satfinite, and to float16 / bfloat16 rounding toward zero);
-a float32 tl.dot reads TF32 operands; tl.maximum / tl.minimum, and tl.max / tl.min, order signed zeros; an atomic's
-lanes land in an order drawn for each call. What a GPU leaves undefined, or computes in an order the interpreter
-does not follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift past the width, a
-tl.gather index outside its block, a tl.histogram value outside its bins, a float cast to a narrow integer past its
-range, tl.argmax over NaN, and a tl.reduce whose combine gives another result in another order. The kernel's Python
-itself (numbers, and/or, range, arguments equal to 1) is grader.worker.as_compiled's."""
+saturate (float to 32-bit integers, to float8 as cvt.rn.satfinite, and to float16 / bfloat16 / float8e5 rounding
+toward zero); a float32 tl.dot reads TF32 operands; tl.maximum / tl.minimum, and tl.max / tl.min, order signed
+zeros; an atomic's lanes land in an order drawn for each call. What a GPU leaves undefined, or computes in an order
+the interpreter does not follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift
+past the width, a tl.gather index outside its block, a tl.histogram value outside its bins, tl.clamp's min above its
+max, a float cast to a narrow integer past its range, tl.argmax over NaN, and a tl.reduce whose combine gives
+another result in another order. The kernel's Python itself (numbers, and/or, range, arguments equal to 1) is
+grader.worker.as_compiled's."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 from grader.worker.dot_shadows import _as_float32
 from grader.worker.regions import (
     ArgReduceOverNaN,
+    ClampBoundsCrossed,
     CombineOrderMatters,
     GatherOutOfRange,
     HistogramOutOfRange,
@@ -111,13 +113,16 @@ def _remainder_as_the_gpu(remainder):
     return gpu
 
 
-def _remainders_histograms_and_constants(builder) -> None:
-    """Install on the builder: float `%` as the GPU computes it, tl.histogram refusing a value outside its bins, and
-    the bfloat16 constant triton 3.6's interpreter lacks (tl.full(..., tl.bfloat16) crashed there)."""
+def _remainders_histograms_clamps_constants(builder) -> None:
+    """Install on the builder: float `%` as the GPU computes it, tl.histogram refusing a value outside its bins,
+    tl.clamp refusing min > max, and the bfloat16 constant triton 3.6's interpreter lacks (tl.full(...,
+    tl.bfloat16) crashed there)."""
     if callable(getattr(builder, "create_frem", None)):
         builder.create_frem = _remainder_as_the_gpu(builder.create_frem)
     if callable(getattr(builder, "create_histogram", None)):
         builder.create_histogram = _histogram_in_range(builder.create_histogram)
+    if callable(getattr(builder, "create_clampf", None)):
+        builder.create_clampf = _clamp_in_order(builder.create_clampf)
     if not callable(getattr(builder, "get_bf16", None)):
         builder.get_bf16 = _get_bf16(builder)
 
@@ -216,6 +221,8 @@ def _fp8_as_the_gpu(convert):
 
         to, of = (getattr(getattr(t, "scalar", t), "name", "") for t in (dst_type, src.dtype))
         rtz = "RTZ" in str(getattr(rounding_mode, "name", rounding_mode)).upper()
+        if to == "fp8e5" and rtz and of in ("fp16", "fp32", "fp64"):
+            return _float8e5_toward_zero(convert, src, dst_type, rounding_mode, of)
         if (to in _FP8_TORCH) == (of in _FP8_TORCH) or (to in _FP8_TORCH and rtz) or \
                 not hasattr(torch, "float8_e5m2"):
             result = convert(src, dst_type, rounding_mode, *args, **kwargs)
@@ -234,6 +241,21 @@ def _fp8_as_the_gpu(convert):
             return _to_bfloat16(interpreter.TensorHandle(values, tl.float32))
         return interpreter.TensorHandle(values.astype(interpreter._get_np_dtype(dst_type)), dst_type.scalar)
     return converted
+
+
+def _float8e5_toward_zero(convert, src, dst_type, rounding_mode, of: str):
+    """A cast to float8e5 rounding toward zero as sm_90 compiles it: to float16 toward zero (cvt.rz.f16, the largest
+    finite half past the range), then the half's high byte, which is float8e5's layout. The interpreter's own
+    conversion clamped the exponent beside the truncated mantissa: 1e6 became NaN, where a GPU gives 57344."""
+    from triton import language as tl
+    from triton.runtime import interpreter
+
+    half = src
+    if of != "fp16":
+        half = convert(src, tl.float16, rounding_mode)
+        half = _past_the_range_toward_zero(np.asarray(src.data, dtype=np.float64), half, "fp16")
+    high = (np.asarray(half.data).view(np.uint16) >> 8).astype(np.uint8)
+    return interpreter.TensorHandle(high.view(interpreter._get_np_dtype(dst_type)), dst_type.scalar)
 
 
 _LARGEST_16 = {"fp16": (65504.0, 0x7BFF), "bf16": (3.3895313892515355e38, 0x7F7F)}  # the largest finite, its bits
@@ -406,6 +428,24 @@ def _shift_in_width(shift):
                 f"store whatever a register held), while numpy gives 0, so the kernel would compute one thing here "
                 f"and another on a GPU. Keep every lane's amount in 0..{bits - 1}, masked lanes too")
         return shift(lhs, rhs, *args, **kwargs)
+    return checked
+
+
+def _clamp_in_order(clamp):
+    """tl.clamp refusing min > max on any lane (ClampBoundsCrossed): the interpreter gives max (or NaN), while sm_90
+    compiles clamp(x, -m, m) to min.xorsign.abs, which gives -0.5 for clamp(0.5, 1.0, -1.0)."""
+    def checked(arg, lo, hi, *args, **kwargs):
+        low, high = np.broadcast_arrays(np.asarray(lo.data), np.asarray(hi.data))
+        if _is_bf16(lo) or _is_bf16(hi):
+            low, high = (np.asarray(_as_float32(h).data) for h in (lo, hi))
+        crossed = int(np.count_nonzero(low > high))
+        if crossed:
+            raise ClampBoundsCrossed(
+                f"tl.clamp with its min above its max on {crossed} of {np.size(low)} lanes (e.g. min "
+                f"{float(low[low > high].flat[0]):g}, max {float(high[low > high].flat[0]):g}): undefined, and a GPU "
+                f"computes it one way or another by how the call compiled (clamp(x, -m, m) becomes min.xorsign.abs "
+                f"on sm_90), so the kernel would compute one thing here and another on a GPU. Keep min <= max")
+        return clamp(arg, lo, hi, *args, **kwargs)
     return checked
 
 

@@ -73,7 +73,7 @@ from grader.worker.gpu_semantics import (
     _lanes_in_any_order,
     _nonzero_divisor,
     _reduced_zeros_ordered,
-    _remainders_histograms_and_constants,
+    _remainders_histograms_clamps_constants,
     _saturating,
     _shift_in_width,
     _zeros_ordered,
@@ -438,7 +438,7 @@ def _wrap_builder(builder) -> None:
     for name in ("create_maximumf", "create_minimumf", "create_maxnumf", "create_minnumf"):
         if callable(getattr(builder, name, None)):  # inside the bfloat16 mend, which hands it float32 numbers
             setattr(builder, name, _zeros_ordered(getattr(builder, name), name))
-    _remainders_histograms_and_constants(builder)
+    _remainders_histograms_clamps_constants(builder)
     _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
     for name in ("create_shl", "create_lshr", "create_ashr"):
         if callable(getattr(builder, name, None)):

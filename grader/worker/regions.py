@@ -72,6 +72,11 @@ class HistogramOutOfRange(Exception):
     3.6's, and left to its lowering on a GPU; refused."""
 
 
+class ClampBoundsCrossed(Exception):
+    """A tl.clamp whose min is above its max on a lane: undefined (tl.clamp's docstring), and a GPU computes it one
+    way or another by how the call compiled (min.xorsign.abs where min is -max); refused."""
+
+
 class CombineOrderMatters(Exception):
     """A tl.reduce whose combine function gives another result in another order: a GPU's tree order differs."""
 
