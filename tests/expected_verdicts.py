@@ -152,4 +152,17 @@ EXPECTED: dict[str, tuple[str, str]] = {
                                                                     "program, past the 232,448"),
     "cheating/p01_clamp_min_above_max.py": ("error", "tl.clamp with its min above its max"),
     "cheating/p01_float8e5_toward_zero_past_its_range.py": ("mismatch", "elements of z wrong"),
+    # the twelfth review: a launch that needs an allocator no launcher set; single ops as sm_90 computes them
+    # (gpu_ops: fma, umulhi, maximum past NaN, booleans, 3xTF32, the value of a tied argmax); orders a GPU leaves
+    # open (a compare-and-swap's lanes, a combine folded as a tree)
+    "cheating/p01_descriptor_without_an_allocator.py": ("gpu_compile", "bytes of global scratch memory"),
+    "cheating/p01_max_value_of_tied_zeros.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_reduce_not_associative_on_equal_values.py": ("error", "(the reverse, or a tree of pairs)"),
+    "cheating/p01_tf32x3_dot_as_exact.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_bf16x3_dot_as_exact.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_umulhi_of_negatives.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_fma_rounded_twice.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_maximum_with_nan.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_booleans_added.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_cas_lane_zero_wins.py": ("mismatch", "elements of z wrong"),
 }

@@ -425,3 +425,13 @@ def test_a_constexpr_sent_by_type_is_not_compiled_without_its_value(monkeypatch,
     problem = gpu_compile.check(registry.find(1), [launch])
     assert problem is not None and problem.startswith("the GPU compile check could not run"), problem
     assert "B0 is a tl.constexpr here and a run-time value in the grading process" in problem, problem
+
+
+def test_the_puzzles_that_may_make_descriptors_are_those_whose_launcher_sets_an_allocator():
+    """A kernel that makes tensor descriptors needs global scratch memory from triton's allocator on a GPU: the
+    compile check allows it where `Puzzle.allocator` says the puzzle's launcher sets one (triton.set_allocator)."""
+    for puzzle in registry.PUZZLES:
+        assert puzzle.allocator == ("triton.set_allocator(" in solution_text(puzzle)), puzzle.module
+    result = grade_file(1, KERNELS / "cheating" / "p01_descriptor_without_an_allocator.py", first_failure=True)
+    assert failed_case(result).reason == "gpu_compile", report(result)
+    assert "bytes of global scratch memory" in failed_case(result).message, report(result)

@@ -71,6 +71,9 @@ class Puzzle:
     launcher_ops: tuple[str, ...] = ()
     # Whether the lesson is tensor descriptors, which use TMA on sm_90 and become ordinary loads below it.
     descriptors: bool = False
+    # Whether the puzzle's launcher sets triton's allocator on a GPU (triton.set_allocator), which a kernel that makes
+    # tensor descriptors needs for its global scratch memory (grader.worker.gpu_compile refuses them elsewhere).
+    allocator: bool = False
     # Whether the docstring's large problems pass 2**31 elements, so that offsets must be int64: an int32 offset
     # times a size (`rows * T`) gets a warning line, though no case here is large enough to wrap it around.
     int64_offsets: bool = False

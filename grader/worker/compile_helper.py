@@ -110,7 +110,8 @@ def _compile_error(exc, functions: dict, diagnostics: str) -> dict:
 class _LoweredToLLVM:
     """The NVIDIA backend's `llvm` module, with `to_module` stopping the compile: by then the TTGIR was lowered to
     the LLVM dialect (where float8 arithmetic and unsupported conversions fail) and shared memory was allocated (the
-    module's `ttg.shared`); LLVM's own translation and -O3, and PTX, are not needed to know either."""
+    module's `ttg.shared`), and global scratch memory (`ttg.global_scratch_memory_size`: a tensor descriptor made in
+    the kernel); LLVM's own translation and -O3, and PTX, are not needed to know them."""
 
     def __init__(self, llvm, helper):
         self._llvm, self._helper = llvm, helper
@@ -120,6 +121,7 @@ class _LoweredToLLVM:
 
     def to_module(self, module, *args, **kwargs):
         self._helper.shared = module.get_int_attr("ttg.shared") or 0
+        self._helper.scratch = module.get_int_attr("ttg.global_scratch_memory_size") or 0
         raise _Stopped()
 
 
@@ -142,6 +144,7 @@ class _Compiler:
         self.ttir = ""  # the TTIR of the latest compile
         self.lower = False  # whether the latest compile goes on to the LLVM dialect (request["lower"])
         self.shared = None  # the bytes of shared memory it allocated, when it did
+        self.scratch = 0  # the bytes of global scratch memory its launch asks triton's allocator for
         try:
             import triton
             from triton.backends.compiler import GPUTarget
@@ -199,7 +202,7 @@ class _Compiler:
 
     def _compile(self, request: dict) -> dict:
         start = os.lseek(2, 0, os.SEEK_END)
-        self.lower, self.shared = bool(request.get("lower")), None
+        self.lower, self.shared, self.scratch = bool(request.get("lower")), None, 0
         try:
             # Inside the try: a kernel that Triton cannot even read (a `def \` line it finds no function in) fails
             # the check, rather than skipping it; trouble of this machine's triton shows in _trouble's probe
@@ -211,7 +214,7 @@ class _Compiler:
             if self.lower and self.shared is None:
                 return {"skip": "the compile stopped before it lowered the kernel to the LLVM dialect"}
             return {"error": None, "dots": dot_lines_in(self.ttir), "offsets32": int32_offsets(self.ttir),
-                    "shared": self.shared}
+                    "shared": self.shared, "scratch": self.scratch}
         except _Mismatch as exc:
             return {"skip": str(exc)}
         except Exception as exc:  # the compiler's verdict on the kernel

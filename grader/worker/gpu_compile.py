@@ -471,7 +471,7 @@ def could_not_run(why: str) -> str:
             "again, and if it stays, report it with this message")
 
 
-def _check_launch(launch, archs) -> str | None:
+def _check_launch(launch, archs, allocator: bool) -> str | None:
     try:
         requests = [_request(launch, arch) for arch in archs]
     except Unsupported as why:
@@ -493,6 +493,12 @@ def _check_launch(launch, archs) -> str | None:
         limit = SHARED_MEMORY.get(request["arch"])
         if limit is not None and not isinstance(outcome.get("shared"), int):
             return could_not_run(f"the compile for sm_{request['arch']} did not say how much shared memory it needs")
+        if limit is not None and outcome.get("scratch") and not allocator:
+            return (f"{launch.name} compiles for sm_{request['arch']} but would not launch there: it needs "
+                    f"{outcome['scratch']:,} bytes of global scratch memory (a tensor descriptor made in the kernel), "
+                    f"which triton asks of the allocator that triton.set_allocator sets, and this puzzle's launcher "
+                    f"sets none (\"no allocator was set\"). Make descriptors only where the puzzle's launcher sets an "
+                    f"allocator (puzzles 11 and 12); load through pointers here")
         if limit is not None and outcome["shared"] > limit:
             return (f"{launch.name} compiles for sm_{request['arch']} but would not launch there: it needs "
                     f"{outcome['shared']:,} bytes of shared memory per program, past the {limit:,} a block may have "
@@ -509,7 +515,7 @@ def check(puzzle, launches) -> str | None:
     archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
     try:
         for launch in launches:
-            problem = _check_launch(launch, archs)
+            problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False))
             if problem:
                 return problem
     except Exception as exc:  # the check's own trouble: the case fails, as the grader's trouble (fails closed)

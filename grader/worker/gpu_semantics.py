@@ -17,7 +17,6 @@ from grader.worker.dot_shadows import _as_float32
 from grader.worker.regions import (
     ArgReduceOverNaN,
     ClampBoundsCrossed,
-    CombineOrderMatters,
     GatherOutOfRange,
     HistogramOutOfRange,
     IntegerDivisionByZero,
@@ -25,9 +24,6 @@ from grader.worker.regions import (
     NarrowCastOutOfRange,
     ShiftPastWidth,
 )
-
-_ORDERS = np.random.default_rng(0)  # the orders atomics' lanes land in: one draw per call, the same run to run
-
 
 # Triton's interpreter (3.6 to 3.9) keeps bfloat16 blocks as their uint16 bits and applies numpy to those bits:
 # `o * do` gives 2.8e-33 for 4.24, -1.0 < 1.0 is False (0xBF80 < 0x3F80 as integers), -x flips the bits' integer,
@@ -361,6 +357,22 @@ def _bfloat16_as_numbers_in_reductions(apply):
     return wrapper
 
 
+def _value_at_the_index(self, values, result):
+    """tl.max / tl.min with return_indices as a GPU's argmax combine gives them: the value is the one at the index
+    chosen (the leftmost of the tied, -0.0 and +0.0 tying), so [-0.0, +0.0] gives -0.0 and index 0."""
+    value, index = result
+    chosen = np.asarray(index.handle.data).astype(np.int64)
+    data = np.asarray(value.handle.data)
+    if self.axis is None:
+        picked = values.reshape(-1)[chosen.reshape(-1)]
+    else:
+        along = list(values.shape)
+        along[self.axis] = 1
+        picked = np.take_along_axis(values, chosen.reshape(along), self.axis)
+    value.handle.data = np.where(data == 0, picked.reshape(data.shape), data).astype(data.dtype)
+    return result
+
+
 def _reduced_zeros_ordered(min_max):
     """tl.max / tl.min of a float block as a GPU folds them (max.f32 / min.f32: -0.0 below +0.0): a row whose
     maximum is a zero and that holds +0.0 gives +0.0, a row whose minimum is a zero and that holds -0.0 gives -0.0;
@@ -371,6 +383,8 @@ def _reduced_zeros_ordered(min_max):
                                     np.zeros(0)))
         if val_reduce_op is None or values.dtype.kind != "f" or not (values == 0).any():
             return result
+        if idx_reduce_op is not None and isinstance(result, tuple):  # tl.max(..., return_indices=True)
+            return _value_at_the_index(self, values, result)
         maximum = "max" in getattr(val_reduce_op, "__name__", "")
         wanted = (values == 0) & (np.signbit(values) != maximum)
         present = np.any(wanted, axis=self.axis, keepdims=getattr(self, "keep_dims", False))
@@ -484,33 +498,6 @@ def _arg_reduce_without_nan(min_max):
     return checked
 
 
-def _combine_in_any_order(generic_reduce):
-    """tl.reduce with a combine function of the kernel's own (the interpreter folds it left to right), done again
-    with each row's elements in the reverse order, and refused (CombineOrderMatters) when the two differ by more
-    than rounding: a GPU combines a row in a tree (within each thread, then across threads, the operands either way
-    round), so it takes the function to be associative and commutative. A combine that is not (a - b, keep the
-    left one on a tie) would give one answer here and another there."""
-    def checked(self, input):
-        result = generic_reduce(self, input)
-        values = input if isinstance(input, (tuple, list)) else (input,)
-        flipped = tuple(self.to_tensor(np.flip(np.asarray(v.handle.data), axis=self.axis), v.dtype) for v in values)
-        again = generic_reduce(self, flipped)
-        for first, second in zip(result, again):
-            a, b = (np.asarray(_as_float32(t.handle).data if _is_bf16(t.handle) else t.handle.data) for t in
-                    (first, second))
-            same = np.allclose(a, b, rtol=1e-3, atol=1e-6 * (1.0 + float(np.nanmax(np.abs(a), initial=0.0))),
-                               equal_nan=True) if a.dtype.kind == "f" else np.array_equal(a, b)
-            if not same:
-                raise CombineOrderMatters(
-                    "tl.reduce with your combine function gives another result when a row's elements are combined in "
-                    "another order (the reverse): a GPU combines them in a tree, within each thread and then across "
-                    "threads, taking operands either way round, not left to right as the interpreter does. The "
-                    "combine function must be associative and commutative (a + b, a maximum, the online softmax's "
-                    "pair; a tie broken by index, not by which operand came first)")
-        return result
-    return checked
-
-
 def _nonzero_divisor(divide, name: str):
     """An integer division or remainder that refuses a zero divisor on any lane (IntegerDivisionByZero), and, signed,
     the smallest integer divided by -1 (IntegerDivisionOverflow: numpy gives the smallest integer, a GPU an
@@ -535,31 +522,3 @@ def _nonzero_divisor(divide, name: str):
                 f"(tl.where(d == 0, 1, d))")
         return divide(lhs, rhs, *args, **kwargs)
     return checked
-
-
-def _lanes_in_any_order(original):
-    """tl.atomic_add and its kin with the lanes applied in an order drawn for each call, not lane order: on a GPU the
-    threads' atomics land in any order, so a kernel that reads meaning into the old values' order (tickets handed
-    out in lane order) must not pass by the interpreter's."""
-    def shuffled(op, ptr, val, mask, *args, **kwargs):
-        from triton.runtime import interpreter
-
-        shape = np.shape(ptr.data)
-        if len(shape) == 0 or int(np.prod(shape)) < 2:
-            return original(op, ptr, val, mask, *args, **kwargs)
-        size = int(np.prod(shape))
-        order = _ORDERS.permutation(size)
-        if np.array_equal(order, np.arange(size)):  # never the lane order itself
-            order = order[::-1].copy()
-
-        def permuted(handle):
-            if handle is None:
-                return None
-            return interpreter.TensorHandle(np.broadcast_to(np.asarray(handle.data), shape).reshape(-1)[order],
-                                            handle.dtype)
-
-        result = original(op, permuted(ptr), permuted(val), permuted(mask), *args, **kwargs)
-        back = np.empty_like(np.asarray(result.data).reshape(-1))
-        back[order] = np.asarray(result.data).reshape(-1)
-        return interpreter.TensorHandle(back.reshape(shape), result.dtype)
-    return shuffled

@@ -54,6 +54,7 @@ import sys
 import numpy as np
 
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
+from grader.worker import gpu_ops
 from grader.worker.as_compiled import (
     _ABSENT,
     _as_the_compiler_reads,
@@ -67,10 +68,8 @@ from grader.worker.gpu_semantics import (
     _as_tf32,
     _bfloat16_as_floats,
     _bfloat16_as_numbers_in_reductions,
-    _combine_in_any_order,
     _fp8_as_the_gpu,
     _gather_in_range,
-    _lanes_in_any_order,
     _nonzero_divisor,
     _reduced_zeros_ordered,
     _remainders_histograms_clamps_constants,
@@ -305,8 +304,12 @@ def _wrap_dot(original):
                 raise SumIn16Bit("the running sum this tl.dot adds into was rounded to 16 bits since the last tl.dot "
                                  f"(acc.to(tl.float16) between two products). {SUM_16BIT_ADVICE}")
         precision = args[3] if len(args) > 3 else kwargs.get("input_precision")
-        read_a, read_b = _as_tf32(a, b, precision)  # a float32 dot's default precision: TF32 (gpu_semantics)
-        result = original(_as_float32(read_a), _as_float32(read_b), *args[2:], **kwargs)
+        split = gpu_ops.split_dot_kind(precision, a, b)
+        if split:  # 3xTF32, bf16x3, bf16x6: products of narrower parts, the smallest dropped (gpu_ops)
+            result = gpu_ops.split_dot(split, original, a, b, args[2:], kwargs)
+        else:
+            read_a, read_b = _as_tf32(a, b, precision)  # a float32 dot's default precision: TF32 (gpu_semantics)
+            result = original(_as_float32(read_a), _as_float32(read_b), *args[2:], **kwargs)
         if _active is None:
             return result
         counted, line = None, None
@@ -412,7 +415,7 @@ def _install():
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "min_max", None)):
         interpreter.ReduceOps.min_max = _arg_reduce_without_nan(_reduced_zeros_ordered(interpreter.ReduceOps.min_max))
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "generic_reduce", None)):
-        interpreter.ReduceOps.generic_reduce = _combine_in_any_order(interpreter.ReduceOps.generic_reduce)
+        interpreter.ReduceOps.generic_reduce = gpu_ops.combine_in_any_order(interpreter.ReduceOps.generic_reduce)
     interpreter._patch_lang_core = _wrap_patch_lang_core(interpreter._patch_lang_core)
     patched: set = set()  # the languages patched since this launch began (_noted_launches and _patch_lang_once)
     executor.run = _noted_launches(executor.run, patched)
@@ -435,6 +438,7 @@ def _wrap_builder(builder) -> None:
     for name in ("create_fp_to_si", "create_fp_to_ui"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _saturating(getattr(builder, name)))
+    gpu_ops.install(builder)  # innermost: the bfloat16 mend and the signed zeros' order wrap these
     for name in ("create_maximumf", "create_minimumf", "create_maxnumf", "create_minnumf"):
         if callable(getattr(builder, name, None)):  # inside the bfloat16 mend, which hands it float32 numbers
             setattr(builder, name, _zeros_ordered(getattr(builder, name), name))
@@ -456,7 +460,9 @@ def _wrap_builder(builder) -> None:
         if name.startswith("create_") and name not in _MEMORY_OPS and callable(getattr(builder, name)):
             setattr(builder, name, _wrap_tagging(getattr(builder, name), name))
     if callable(getattr(builder, "create_atomic_rmw", None)):  # inside the memory hook, which sees lane order
-        builder.create_atomic_rmw = _lanes_in_any_order(builder.create_atomic_rmw)
+        builder.create_atomic_rmw = gpu_ops.lanes_in_any_order(builder.create_atomic_rmw)
+    if callable(getattr(builder, "create_atomic_cas", None)):
+        builder.create_atomic_cas = gpu_ops.cas_lanes_in_any_order(builder.create_atomic_cas)
     for name, (kind, ptr_at, mask_at) in _MEMORY_OPS.items():
         setattr(builder, name, _wrap_memory_op(getattr(builder, name), name, kind, ptr_at, mask_at))
     builder.create_dot = _wrap_dot(builder.create_dot)

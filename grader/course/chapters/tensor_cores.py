@@ -109,7 +109,7 @@ MATMUL = Puzzle(
                   lesson="Multiply the blocks with tl.dot, so the tensor cores do the work: every step along K, "
                          "the last, partial one too."),
              Writes("c", 1, lesson="Store each block of c once, after the loop over K.")),
-    outputs=("c",), descriptors=True)
+    outputs=("c",), descriptors=True, allocator=True)
 
 # -- hints puzzles 12 and 13 share ------------------------------------------------------------------------------
 
@@ -207,7 +207,7 @@ ATTENTION_HINTS = (  # the exponential's base before padded keys: scores in the 
 ATTENTION = Puzzle(
     12, "attention", "Tiled FlashAttention on tensor cores", NOTEBOOK, specs.attention, ATTENTION_CASES,
     Tolerance(1e-2, magnitude_scale(specs.attention, "v"), "sum_j p_ij |v_j|"),
-    hints=ATTENTION_HINTS, outputs=("o",),
+    hints=ATTENTION_HINTS, outputs=("o",), allocator=True,
     budgets=(Reads("k", 1, per="program", block=("o", "BQ*D"), lesson="Each query block reads every key once."),
              Reads("v", 1, per="program", block=("o", "BQ*D"),
                    lesson="Each query block reads every value once, in the key loop."),
