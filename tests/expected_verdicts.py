@@ -165,4 +165,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_maximum_with_nan.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_booleans_added.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_cas_lane_zero_wins.py": ("mismatch", "elements of z wrong"),
+    # the thirteenth review: boolean sums in one bit; scalar arguments as a GPU's launch passes them
+    "cheating/p01_boolean_sum_in_one_bit.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_boolean_cumsum_in_one_bit.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_float_argument_in_float32.py": ("mismatch", "elements of z wrong"),
+    "cheating/p01_int_argument_past_int32.py": ("mismatch", "elements of z wrong"),
 }

@@ -10,6 +10,8 @@ review; the PTX triton 3.6 emits for sm_90 in brackets):
 - tl.dot(input_precision="tf32x3", "bf16x3", "bf16x6") is a sum of products of TF32 / bfloat16 parts (the smallest
   products dropped): it was exact, and bf16x3 / bf16x6, which the GPU compiles, were refused;
 - a compare-and-swap's lanes land in an order drawn for each call, as an atomic's do (they landed in lane order);
+- tl.sum / tl.cumsum of booleans in one bit (the thirteenth review: numpy counted, and any lane made True);
+- a kernel's float argument is a float32 and an int from 2**31 to 2**32 an int64, as a GPU's launch passes them;
 - tl.reduce with the kernel's own combine is also folded as a tree, as a GPU's shuffles do, and refused when that
   differs from the left fold (the reverse order alone missed max(a, b) + 1 on a row of equal values)."""
 
@@ -106,6 +108,22 @@ def one_bit_wraps(arithmetic, op):
     return wrapped
 
 
+def as_tf32(a, b, precision):
+    """A tl.dot's float32 operands at its default precision, TF32, as a tensor core reads them: the low 13 of the 23
+    mantissa bits dropped (10 kept), so a float32 product is not exact on a GPU (x + y as a dot with ones misses a
+    1e-6 tolerance there), where numpy's matmul is. "ieee" stays exact; "tf32x3" is split_dot's."""
+    from triton.runtime import interpreter
+
+    asked = str(getattr(precision, "name", precision)).upper()
+    if "TF32" not in asked or "X3" in asked or any(getattr(h.dtype, "name", "") != "fp32" for h in (a, b)):
+        return a, b
+
+    def cut(handle):
+        bits = np.ascontiguousarray(np.asarray(handle.data, dtype=np.float32)).view(np.uint32) & np.uint32(0xFFFFE000)
+        return interpreter.TensorHandle(bits.view(np.float32), handle.dtype)
+    return cut(a), cut(b)
+
+
 def _tf32(values):
     """cvt.rna.tf32.f32: to 10 mantissa bits, the tie away from zero."""
     bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
@@ -170,6 +188,55 @@ def install(builder) -> None:
     if dataclasses.is_dataclass(options) and isinstance(allowed, tuple):
         wider = tuple(dict.fromkeys((*allowed, *(kind.lower() for kind in SPLIT_DOTS))))
         builder.options = dataclasses.replace(options, allowed_dot_input_precisions=wider)
+
+
+def one_bit_sums(apply):
+    """tl.sum / tl.cumsum of a boolean block (dtype=tl.int1) in one bit, as add i1 wraps: the parity of the count.
+    The interpreter's fast paths summed with numpy and cast the count back to bool: any lane true. An integer tl.sum
+    wraps in its width, as a GPU's adds do."""
+    def wrapper(self, input, *args, **kwargs):
+        from triton import language as tl
+
+        inputs = input if isinstance(input, tuple) else (input,)
+        combine = getattr(self, "combine_fn", None)
+        name = getattr(getattr(combine, "fn", combine), "__name__", "")
+        data = np.asarray(inputs[0].handle.data) if len(inputs) == 1 else None
+        if name != "_sum_combine" or data is None or data.dtype.kind not in "biu":
+            return apply(self, input, *args, **kwargs)
+        if data.dtype != np.bool_:  # an integer tl.sum wraps in its width (triton 3.6 raised OverflowError)
+            if not hasattr(self, "keep_dims"):
+                return apply(self, input, *args, **kwargs)
+            wide = np.uint64 if data.dtype.kind == "u" else np.int64
+            total = np.sum(data, axis=self.axis, keepdims=self.keep_dims, dtype=wide).astype(data.dtype)
+            back = self.to_tensor(total, inputs[0].dtype)
+            return (back,) if isinstance(input, tuple) else back
+        counts = self.to_tensor(np.asarray(inputs[0].handle.data).astype(np.int8), tl.int8)
+        result = apply(self, (counts,) if isinstance(input, tuple) else counts, *args, **kwargs)
+        first = result[0] if isinstance(result, tuple) else result
+        back = self.to_tensor((np.asarray(first.handle.data).astype(np.int64) & 1).astype(np.bool_), inputs[0].dtype)
+        return (back, *result[1:]) if isinstance(result, tuple) else back
+    return wrapper
+
+
+def arguments_as_the_gpu(implicit_cvt):
+    """A kernel's scalar arguments as a GPU's launch passes them: a Python float as a float32 (the interpreter kept
+    the Python float, so `S * 1e10` of S = 1e30 was 1e40, where the GPU's f32 is inf), an int from 2**31 to 2**32
+    as the int64 the JIT types it (the interpreter held it as uint32: 2**31 + 2**31 wrapped to 0), a bool as i1."""
+    def converted(arg):
+        from triton import language as tl
+        from triton.runtime import interpreter
+
+        if type(arg) is float:
+            with np.errstate(over="ignore"):
+                value, kind = np.array([arg], dtype=np.float32), tl.float32
+        elif type(arg) is int and 2 ** 31 <= arg < 2 ** 32:
+            value, kind = np.array([arg], dtype=np.int64), tl.int64
+        elif type(arg) is bool:
+            value, kind = np.array([arg], dtype=np.bool_), tl.int1
+        else:
+            return implicit_cvt(arg)
+        return tl.tensor(interpreter.TensorHandle(value, kind), kind)
+    return converted
 
 
 def _permuted(handle, shape, order):

@@ -1,13 +1,12 @@
 """Where the interpreter's numpy would compute another kernel than a GPU's, the GPU's way (grader.worker.instrument
 installs these on the interpreter): bfloat16 blocks are computed with as numbers, in reductions and scans too; casts
 saturate (float to 32-bit integers, to float8 as cvt.rn.satfinite, and to float16 / bfloat16 / float8e5 rounding
-toward zero); a float32 tl.dot reads TF32 operands; tl.maximum / tl.minimum, and tl.max / tl.min, order signed
-zeros; an atomic's lanes land in an order drawn for each call. What a GPU leaves undefined, or computes in an order
-the interpreter does not follow, is refused with the reason: an integer division by zero or INT_MIN // -1, a shift
-past the width, a tl.gather index outside its block, a tl.histogram value outside its bins, tl.clamp's min above its
-max, a float cast to a narrow integer past its range, tl.argmax over NaN, and a tl.reduce whose combine gives
-another result in another order. The kernel's Python itself (numbers, and/or, range, arguments equal to 1) is
-grader.worker.as_compiled's."""
+toward zero); tl.maximum / tl.minimum, and tl.max / tl.min, order signed zeros (grader.worker.gpu_ops holds other
+single ops, tl.dot's precisions and the orders of atomics and combines). What a GPU leaves undefined, or computes in
+an order the interpreter does not follow, is refused with the reason: an integer division by zero or INT_MIN // -1,
+a shift past the width, a tl.gather index outside its block, a tl.histogram value outside its bins, tl.clamp's min
+above its max, a float cast to a narrow integer past its range, and tl.argmax over NaN. The kernel's Python itself
+(numbers, and/or, range, arguments equal to 1) is grader.worker.as_compiled's."""
 
 from __future__ import annotations
 
@@ -410,22 +409,6 @@ def _gather_in_range(gather):
                 f"GPU. Keep every index inside the block (tl.where(ok, i, 0)), masked lanes too")
         return gather(src, indices, axis, *args, **kwargs)
     return checked
-
-
-def _as_tf32(a, b, precision):
-    """A tl.dot's float32 operands at its default precision, TF32, as a tensor core reads them: the low 13 of the 23
-    mantissa bits dropped (10 kept), so a float32 product is not exact on a GPU (x + y as a dot with ones misses a
-    1e-6 tolerance there), where numpy's matmul is. input_precision="ieee" (and "tf32x3") stay exact."""
-    from triton.runtime import interpreter
-
-    asked = str(getattr(precision, "name", precision)).upper()
-    if "TF32" not in asked or "X3" in asked or any(getattr(h.dtype, "name", "") != "fp32" for h in (a, b)):
-        return a, b
-
-    def cut(handle):
-        bits = np.ascontiguousarray(np.asarray(handle.data, dtype=np.float32)).view(np.uint32) & np.uint32(0xFFFFE000)
-        return interpreter.TensorHandle(bits.view(np.float32), handle.dtype)
-    return cut(a), cut(b)
 
 
 def _shift_in_width(shift):

@@ -65,7 +65,6 @@ from grader.worker.as_compiled import (
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
 from grader.worker.gpu_semantics import (
     _arg_reduce_without_nan,
-    _as_tf32,
     _bfloat16_as_floats,
     _bfloat16_as_numbers_in_reductions,
     _fp8_as_the_gpu,
@@ -123,7 +122,7 @@ def _hook_points():
         missing.append("InterpretedFunction.run")
     if "apply" not in vars(getattr(interpreter, "ReduceScanOpInterface", object)):
         missing.append("ReduceScanOpInterface.apply")
-    for name in ("_patch_lang_core", "_patch_lang", "_LangPatchScope", "_get_np_dtype"):
+    for name in ("_patch_lang_core", "_patch_lang", "_LangPatchScope", "_get_np_dtype", "_implicit_cvt"):
         if not callable(getattr(interpreter, name, None)):
             missing.append(name)
     handle_fields = [f.name for f in dataclasses.fields(getattr(interpreter, "TensorHandle", object))] \
@@ -308,7 +307,7 @@ def _wrap_dot(original):
         if split:  # 3xTF32, bf16x3, bf16x6: products of narrower parts, the smallest dropped (gpu_ops)
             result = gpu_ops.split_dot(split, original, a, b, args[2:], kwargs)
         else:
-            read_a, read_b = _as_tf32(a, b, precision)  # a float32 dot's default precision: TF32 (gpu_semantics)
+            read_a, read_b = gpu_ops.as_tf32(a, b, precision)  # a float32 dot's default precision: TF32
             result = original(_as_float32(read_a), _as_float32(read_b), *args[2:], **kwargs)
         if _active is None:
             return result
@@ -410,8 +409,9 @@ def _install():
     _wrap_builder(builder)
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
-    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(
-        _bfloat16_as_numbers_in_reductions(interpreter.ReduceScanOpInterface.apply))
+    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(gpu_ops.one_bit_sums(
+        _bfloat16_as_numbers_in_reductions(interpreter.ReduceScanOpInterface.apply)))
+    interpreter._implicit_cvt = gpu_ops.arguments_as_the_gpu(interpreter._implicit_cvt)
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "min_max", None)):
         interpreter.ReduceOps.min_max = _arg_reduce_without_nan(_reduced_zeros_ordered(interpreter.ReduceOps.min_max))
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "generic_reduce", None)):
