@@ -170,4 +170,6 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_boolean_cumsum_in_one_bit.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_float_argument_in_float32.py": ("mismatch", "elements of z wrong"),
     "cheating/p01_int_argument_past_int32.py": ("mismatch", "elements of z wrong"),
+    # the fourteenth review: puzzle 12's row held in eight tiles, wrong at 65 key blocks
+    "cheating/p12_rows_in_eight_tiles.py": ("mismatch", "elements of o wrong"),
 }

@@ -168,8 +168,9 @@ def advice_for(message: str, functions: dict, error: dict) -> str:
 # Messages from triton and the driver that have a common cause in a learner's kernel: (clue, advice).
 INTERPRETER_ADVICE = (
     ("Unsupported data type",
-     "triton's interpreter cannot run this operation on this element type (an atomic on float16 or bfloat16, for "
-     "one), though a GPU may compile it: the grader runs kernels in the interpreter, so do this one in float32"),
+     "triton's interpreter cannot run this operation on this element type (tl.atomic_add on float16 or bfloat16, "
+     "tl.atomic_xchg on a float), though a GPU may compile it: the grader runs kernels in the interpreter, so do "
+     "this one another way (an add in float32; an exchange on an integer view, x.to(tl.int32, bitcast=True))"),
     ("Both operands must be same dtype",
      "tl.dot takes two blocks of one dtype: cast one, e.g. tl.dot(p.to(v.dtype), v). Keep both 16-bit, so the "
      "GPU uses tensor cores (a float32 tl.dot runs as TF32)."),

@@ -180,6 +180,9 @@ ATTENTION_CASES = (
          about="q = 0: every score is exactly 0 and the answer is the mean of v"),
     Case("bfloat16", dict(N=70, T=90, D=64), dict(BQ=32, BK=32), half=torch.bfloat16,
          about="bfloat16 inputs: cast p to v's dtype for the second tl.dot"),
+    Case("65 key blocks", dict(N=16, T=1029, D=16), dict(BQ=16, BK=16),
+         about="65 blocks of 16 keys: a row of scores held in a few separate tiles (each read once, none wider "
+               "than BK) is right only up to its last tile; the loop over key blocks is right at any length"),
 )
 
 
