@@ -210,7 +210,7 @@ def one_bit_sums(apply):
             total = np.sum(data, axis=self.axis, keepdims=self.keep_dims, dtype=wide).astype(data.dtype)
             back = self.to_tensor(total, inputs[0].dtype)
             return (back,) if isinstance(input, tuple) else back
-        counts = self.to_tensor(np.asarray(inputs[0].handle.data).astype(np.int8), tl.int8)
+        counts = self.to_tensor(data.astype(np.int8), tl.int8)
         result = apply(self, (counts,) if isinstance(input, tuple) else counts, *args, **kwargs)
         first = result[0] if isinstance(result, tuple) else result
         back = self.to_tensor((np.asarray(first.handle.data).astype(np.int64) & 1).astype(np.bool_), inputs[0].dtype)

@@ -432,9 +432,8 @@ def _clamp_in_order(clamp):
     """tl.clamp refusing min > max on any lane (ClampBoundsCrossed): the interpreter gives max (or NaN), while sm_90
     compiles clamp(x, -m, m) to min.xorsign.abs, which gives -0.5 for clamp(0.5, 1.0, -1.0)."""
     def checked(arg, lo, hi, *args, **kwargs):
-        low, high = np.broadcast_arrays(np.asarray(lo.data), np.asarray(hi.data))
-        if _is_bf16(lo) or _is_bf16(hi):
-            low, high = (np.asarray(_as_float32(h).data) for h in (lo, hi))
+        low, high = np.broadcast_arrays(*(np.asarray(_as_float32(h).data if _is_bf16(h) else h.data)
+                                          for h in (lo, hi)))
         crossed = int(np.count_nonzero(low > high))
         if crossed:
             raise ClampBoundsCrossed(
