@@ -7,7 +7,22 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"  # before grader (and so triton) is imported
 
+import pytest  # noqa: E402
+
 from grader.course.registry import PUZZLES  # noqa: E402
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under `-n`, tests marked `xdist_group` share a worker; the rest are dealt out one at a time as with `load`.
+
+    A module whose fixture runs one costly child process (every solution on the stock interpreter, every docstring
+    snippet compiled) marks its tests with one group, so that child runs once in the session and not on each worker.
+    """
+    if config.option.dist == "load":
+        from xdist.scheduler import LoadGroupScheduling
+        return LoadGroupScheduling(config, log)
+    return None
 
 
 def pytest_configure(config):

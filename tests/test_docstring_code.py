@@ -561,6 +561,10 @@ def verdicts() -> dict[Snippet, str | None]:
     return dict(zip([*KERNEL_CODE, CONTROL], json.loads(run.stdout.strip().splitlines()[-1])))
 
 
+ONE_CHILD = pytest.mark.xdist_group("docstring_snippets")  # one worker runs the fixture's child (tests/conftest.py)
+
+
+@ONE_CHILD
 @pytest.mark.parametrize("snippet", KERNEL_CODE, ids=lambda s: s.name)
 def test_kernel_code_shown_to_the_learner_compiles_for_sm_90(snippet, verdicts):
     assert verdicts[snippet] is None, (f"{snippet.where}: `{snippet.code}` does not compile for sm_{TARGET_ARCH}: "
@@ -568,6 +572,7 @@ def test_kernel_code_shown_to_the_learner_compiles_for_sm_90(snippet, verdicts):
                                        f"{_kernel_source(snippet)[0]}")
 
 
+@ONE_CHILD
 def test_a_snippet_that_does_not_compile_is_caught(verdicts):
     assert verdicts[CONTROL] is not None and "constexpr" in verdicts[CONTROL], verdicts[CONTROL]
 
