@@ -3,6 +3,7 @@
 import ast
 import atexit
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -271,7 +272,37 @@ _COUNTS_SHIFT = "    shift = ((d - tl.floor(d)) * 1e6).to(tl.int32)  # 0 for the
 _KEPT_INT_BASE = "cheating/p01_annotated_and_augmented_int.py"
 _KEPT_INT = "    k: tl.int32 = 65536\n    k *= 65536\n"
 
+def _capped(loop: str, cap: str, what: str) -> str:
+    """`loop` (a `for` line of a solution) walking at most `cap` past its start: right on every list the cases held
+    before the fifteenth review added one of 65 blocks or more."""
+    start, end = re.search(r"tl\.range\((\w+), (\w+)", loop).groups()
+    capped = loop.replace(f"tl.range({start}, {end}", f"tl.range({start}, tl.minimum({end}, {start} + {cap})")
+    return capped.replace(":\n", f":  # the cheat: {what} past {cap} dropped\n")
+
+
+_P13_WALK = "    for tcb in tl.range(first, last):\n"
+_P16_WALK = "            for first in tl.range(start, end, BLOCK_E):\n"
+
 COPIED_CHEATS = (
+    CopiedCheat("p13_tcb_walk_capped.py", "puzzle 13's loop over a window's TCBs stops after 6 of them: right on every "
+                "window of the cases before the fifteenth review (6 TCBs at most), wrong on a window of 65.",
+                _P13_WALK, _capped(_P13_WALK, "6", "TCBs")),
+    CopiedCheat("p18_query_walk_capped.py", "puzzle 18's dq kernel walks at most 6 TCBs of a query window (the "
+                "fifteenth review): wrong where a window has 65.",
+                "    last = tl.load(window_ptr_ptr + window + 1)\n" + _P13_WALK,
+                "    last = tl.load(window_ptr_ptr + window + 1)\n" + _capped(_P13_WALK, "6", "TCBs")),
+    CopiedCheat("p18_key_walk_capped.py", "puzzle 18's dk/dv kernel walks at most 6 TCBs of a key window of the "
+                "transposed BSB (the fifteenth review): wrong where a key window has 65.",
+                "    last = tl.load(key_window_ptr_ptr + window + 1)\n" + _P13_WALK,
+                "    last = tl.load(key_window_ptr_ptr + window + 1)\n" + _capped(_P13_WALK, "6", "TCBs")),
+    CopiedCheat("p16_incoming_walk_capped.py", "puzzle 16's dq kernel walks at most 128 of a node's incoming edges "
+                "(the fifteenth review: the longest list of the cases was 25): wrong on a node receiving 300.",
+                "            dq = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)\n" + _P16_WALK,
+                "            dq = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)\n" + _capped(_P16_WALK, "128", "edges")),
+    CopiedCheat("p16_outgoing_walk_capped.py", "puzzle 16's dk/dv kernel walks at most 128 of a node's outgoing edges "
+                "(the fifteenth review: the longest list of the cases was 69): wrong on a node sending 300.",
+                "            dv = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)\n" + _P16_WALK,
+                "            dv = tl.zeros([H_PAD, D_PAD], dtype=tl.float32)\n" + _capped(_P16_WALK, "128", "edges")),
     CopiedCheat("p07_clears_while_others_add.py", "the first program clears, with plain stores, the rows of out its "
                 "edges point at, while every program adds into out with tl.atomic_add (issue 26, class 4). The "
                 "interpreter runs program 0 first, so its zeros come before every atomic and the values are right; on "

@@ -7,6 +7,7 @@ Run: `python -m pytest tests/test_chapters.py -q`.
 import pytest
 
 from grader.course import registry
+from grader.course.cases import make_inputs
 from grader.course.chapters import backward, softmax, sparse_graphs, tensor_cores, warmup
 from grader.course.puzzle import Hint
 
@@ -45,6 +46,31 @@ def test_puzzle_4s_cases_speak_of_what_it_has():
 # The row each loop-over-blocks puzzle walks, and the block it walks it by (issue 26, class 3).
 LOOPED = {3: [("T", "B1")], 4: [("T", "B1")], 5: [("T", "B1")], 6: [("T", "B1")], 12: [("T", "BK")],
           14: [("T", "B1")], 15: [("V", "BLOCK_V")], 17: [("T", "BK"), ("N", "BQ")]}
+
+
+def _longest_lists(puzzle) -> dict[str, tuple[int, int]]:
+    """Per list pointer of a graph puzzle's inputs (col_ptr, out_ptr, window_ptr, ...): the most blocks one list
+    took in any case (a list of TCBs is walked one TCB at a time; edges BLOCK_E at a time), and that case's block."""
+    longest = {}
+    for case in puzzle.cases:
+        if case.graph is None:
+            continue
+        inputs, _ = make_inputs(puzzle.spec, case, 0)
+        block = case.blocks.get("BLOCK_E", 1)
+        for name in (name for name in inputs if name.endswith("_ptr")):
+            blocks = -(-int(inputs[name].diff().max()) // block) if inputs[name].numel() > 1 else 0
+            longest[name] = max(longest.get(name, (0, 0)), (blocks, -block))
+    return longest
+
+
+@pytest.mark.parametrize("puzzle", [p for p in registry.PUZZLES if any(c.graph for c in p.cases)],
+                         ids=lambda p: p.module)
+def test_every_walk_over_a_graphs_lists_has_a_case_of_at_least_64_blocks(puzzle):
+    """A loop over a node's edges (or a window's TCBs) capped just past the longest list the cases hold, or a few
+    TCBs taken as one tile, is right on every case; a list of 64 blocks or more, of small blocks, makes it wrong (the
+    fifteenth review: puzzles 13, 16 and 18 had lists of 5 to 7)."""
+    for name, (blocks, minus_block) in _longest_lists(puzzle).items():
+        assert blocks >= 64 and -minus_block <= 16, f"puzzle {puzzle.number}: {name}'s longest list is {blocks} blocks"
 
 
 @pytest.mark.parametrize("number", sorted(LOOPED))

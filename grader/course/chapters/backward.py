@@ -301,6 +301,16 @@ def _hub_source(gen):
     return graphs.with_hub(graphs.random_graph(24, 3, gen), 0.5, gen, hub=7).reversed()
 
 
+def _hubs_both_ways(gen):
+    """A random graph of 30 nodes, plus 300 edges into node 3 and 300 out of node 7, from and to random nodes: each
+    walk (a node's incoming edges, a node's outgoing edges) has one list of 300 or more."""
+    base = graphs.random_graph(30, 2, gen)
+    others = graphs._randint(0, 29, 600, gen).to(torch.int32)
+    hub_in, hub_out = torch.full((300,), 3, dtype=torch.int32), torch.full((300,), 7, dtype=torch.int32)
+    return graphs.from_coo(torch.cat([base.src, others[:300], hub_out]), torch.cat([base.dst, hub_in, others[300:]]),
+                           30)
+
+
 def _small_molecules(batch: int):
     """Molecule-like graphs of 10 to 20 atoms: the interpreter runs each node as a program, so the graphs are
     small (a learner grades dozens of times); the benchmark runs batches of 100-node molecules."""
@@ -359,6 +369,8 @@ GRAPH_ATTENTION_BACKWARD_CASES = _ragged_programs((
          graph=lambda g: graphs.with_hub(graphs.random_graph(20, 3, g), 0.3, g), about="small odd sizes with a hub"),
     Case("empty graph", dict(H=4, D=32), dict(BLOCK_E=8), graph=lambda g: graphs.empty(23),
          about="no edge at all: dq, dk and dv are 0"),
+    Case("hubs of 300 edges", dict(H=2, D=16), dict(BLOCK_E=4), graph=_hubs_both_ways,
+         about="node 3 receives 300 edges and node 7 sends 300: each walk loops over 75 blocks or more"),
 ))
 
 # The tolerance of puzzle 16. A clip's gradient jumps at +-5: where float32 rounding can move a product or a logit
@@ -708,6 +720,9 @@ SPARSE_ATTENTION_BACKWARD_CASES = (
                           half=torch.bfloat16),
     _sparse_backward_case("the same case twice", lambda g: graphs.power_law(90, 500, g), repeat=True,
                           about="run twice on a GPU, the two results must be the same bits: no atomics"),
+    _sparse_backward_case("65 TCBs in a window", tensor_cores._window_of_65_tcbs, dims=dict(D=16),
+                          about="window 0's 16 queries attend to 1,040 keys, and key window 0 to 1,040 queries: "
+                                "both kernels loop over their TCBs"),
 )
 
 

@@ -231,6 +231,14 @@ def _window_of_one_edge(gen):
     return graphs.from_coo(src, dst, 48)
 
 
+def _window_of_65_tcbs(gen):
+    """1,040 nodes: the 16 queries of window 0 attend, between them, to every node once (65 TCBs in that window), and
+    every node attends to one of them (65 TCBs in key window 0 of the transposed BSB); each other window has one."""
+    nodes = torch.randperm(65 * 16, generator=gen).to(torch.int32)
+    first = (torch.arange(65 * 16) % 16).to(torch.int32)
+    return graphs.from_coo(torch.cat([nodes, first]), torch.cat([first, nodes]), 65 * 16)
+
+
 def _same_parity(gen):
     """Node i attends to nodes of its own parity nearby: every window mixes even and odd columns."""
     dst = torch.arange(40).repeat_interleave(6)
@@ -288,6 +296,8 @@ SPARSE_ATTENTION_CASES = (
     _sparse_case("empty graph", lambda g: graphs.empty(20), "no edge at all: every row is 0"),
     _sparse_case("bfloat16", lambda g: graphs.molecules(1, g), "bfloat16 inputs", dims=dict(D=64),
                  half=torch.bfloat16),
+    _sparse_case("65 TCBs in a window", _window_of_65_tcbs, dims=dict(D=16),
+                 about="window 0's 16 queries attend to 1,040 keys: a loop over its TCBs, not a tile of a few"),
 )
 
 
