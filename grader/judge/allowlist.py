@@ -150,6 +150,8 @@ def _path_problem(dotted: str, resolved: str, values: frozenset) -> str | None:
                         "libdevice only (tl.load, not tl.core.load)")
             continue
         extra = names[cut:]
+        if value is tl.PropagateNan and len(extra) == 1 and extra[0] in tl.PropagateNan.__members__:
+            return None  # tl.PropagateNan.ALL / .NONE: tl.maximum's propagate_nan=
         if extra and not (isinstance(value, (tl.dtype, tl.constexpr)) and all(a in values for a in extra)):
             return (f"{dotted}: an attribute of {'.'.join(names[:cut])}; a kernel calls tl's functions and reads its "
                     "dtypes, nothing inside them")
@@ -159,13 +161,13 @@ def _path_problem(dotted: str, resolved: str, values: frozenset) -> str | None:
 
 def _inside_triton_language(value) -> bool:
     """Whether an object a kernel reaches through a module belongs to triton.language: a module under it, a
-    function or class defined in it, a dtype or constexpr of it, or a plain number or string."""
+    function or class defined in it, a dtype, constexpr or PropagateNan of it, or a plain number or string."""
     import triton.language as tl
 
     if inspect.ismodule(value):
         return value.__name__.startswith(MODULE_PREFIX)
-    if isinstance(value, (tl.dtype, tl.constexpr, int, float, str, bool)):
-        return True
+    if isinstance(value, (tl.dtype, tl.constexpr, tl.PropagateNan, int, float, str, bool)) or value is tl.PropagateNan:
+        return True  # tl.PropagateNan and its members: tl.maximum's propagate_nan= (triton's enum, from its ir)
     wrapped = getattr(value, "fn", None)  # triton.language's own @jit functions (tl.sum, tl.zeros, tl.cdiv)
     module = getattr(wrapped if inspect.isfunction(wrapped) else value, "__module__", None) or ""
     return module.startswith(MODULE_PREFIX)
