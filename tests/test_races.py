@@ -246,3 +246,59 @@ def test_clearing_an_output_that_other_programs_add_into_is_a_race():
     case = failed_case(grade_file(7, cheat_file("p07_clears_while_others_add.py"), first_failure=True))
     assert case.reason == "race", case.message
     assert "one with a plain tl.store and the other with an atomic" in case.message
+
+
+# -- a store over what another program of the launch loaded (a write after its read) --------------------------------
+
+@triton.jit
+def _borrow_kernel(src_ptr, dst_ptr, B: tl.constexpr, MODE: tl.constexpr):
+    """Each program copies its block of src into dst. MODE "next": it first loads the next program's block of dst
+    (which that program stores later); "previous": it saves the previous program's block of src, overwrites it and
+    puts it back; "own": it does that to its own block (no other program reads it)."""
+    pid = tl.program_id(0)
+    offsets = pid * B + tl.arange(0, B)
+    values = tl.load(src_ptr + offsets)
+    if MODE == "next":
+        values += tl.load(dst_ptr + offsets + B, mask=offsets + B < tl.num_programs(0) * B, other=0.0) * 0
+    if MODE == "previous":
+        if pid > 0:
+            saved = tl.load(src_ptr + offsets - B)
+            tl.store(src_ptr + offsets - B, saved * 0)
+            tl.store(src_ptr + offsets - B, saved)
+    if MODE == "own":
+        tl.store(src_ptr + offsets, values * 0)
+        tl.store(src_ptr + offsets, values)
+    tl.store(dst_ptr + offsets, values)
+
+
+def _record_borrow(mode: str, watched: bool = False):
+    src, dst = torch.randn(64), torch.zeros(64)
+    kept = src.clone()
+    with instrument.recording() as recorder:
+        if watched:
+            recorder.watch("src", src)  # an input, as the grader names one
+        _borrow_kernel[(4,)](src, dst, B=16, MODE=mode)
+    assert torch.equal(src, kept) and torch.equal(dst, kept)  # the interpreter's order hides every race here
+    return recorder
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["a tensor of the launcher", "an input"])
+def test_a_store_over_what_an_earlier_program_loaded_is_a_race(watched):
+    """Program 1 overwrites (and puts back) the block program 0 loaded: on a GPU program 0 may load it meanwhile."""
+    race = _record_borrow("previous", watched).race
+    assert race is not None and race.kind == "overwrite", race
+    assert race.first == (0, 0, 0) and race.second == (1, 0, 0) and race.region.element(race.element) == "src[0]"
+    assert "program (1, 0, 0) stored into src[0], which program (0, 0, 0) read with a plain load in the same " \
+        "launch" in race.message(), race.message()
+
+
+def test_a_store_of_what_a_later_program_loaded_first_is_a_race():
+    """Program 0 loads program 1's block of dst before program 1 stores it (the interpreter's order; the GPU's may
+    be the other)."""
+    race = _record_borrow("next").race
+    assert race is not None and race.kind == "overwrite", race
+    assert race.first == (0, 0, 0) and race.second == (1, 0, 0) and race.region.element(race.element) == "dst[16]"
+
+
+def test_a_program_may_overwrite_what_only_it_loaded():
+    assert _record_borrow("own").race is None

@@ -1,7 +1,8 @@
 """Races, one concern of the access record (grader.worker.recorder.Recorder inherits these checks): two programs of
-one launch that touch one element without atomics, a plain access beside other programs' atomics, and two lanes
-of one program (threads on a GPU, one after another in the interpreter) that store one element or read what the
-other stored with no barrier between."""
+one launch that touch one element without atomics (a store over another's store, a load of another's store, a store
+over what another loaded), a plain access beside other programs' atomics, and two lanes of one program (threads on
+a GPU, one after another in the interpreter) that store one element or read what the other stored with no barrier
+between."""
 
 from __future__ import annotations
 
@@ -68,12 +69,12 @@ class RaceChecks:
         if owners is None:
             owners = self._stored_by[region] = np.full(region.numel, -1, dtype=np.int64)
         me = len(self._programs_of_launch) - 1
-        if self.race is None or self.race.kind == "read" or region.map is not None:
+        if self._yields() or region.map is not None:
             before = owners[elements]
             clash = np.flatnonzero((before >= 0) & (before != me))
             if clash.size and region.map is not None:
                 region.map.raced[elements[clash]] = True
-            if clash.size and (self.race is None or self.race.kind == "read"):
+            if clash.size and self._yields():
                 same = values is not None and bool(_holds(region, elements[clash[:1]], values[clash[:1]])[0])
                 whole = same and not via and clash.size == elements.size and bool((before == before[0]).all()) and \
                     int(np.count_nonzero(owners == before[0])) == elements.size
@@ -89,15 +90,14 @@ class RaceChecks:
         and a plain load of an element another program updates atomically (before it: the load may see any partial
         sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
         compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
-        "atomic". Plain loads are noted only where they can meet an atomic: in tensors that are no input, and in
-        inputs an atomic has updated."""
+        "atomic". Plain loads are noted in every tensor, inputs too (see _note_load)."""
         me = len(self._programs_of_launch) - 1
         updated = self._atomic_by.get(region)
         if kind == "atomic":
             if updated is None:
                 updated = self._atomic_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
             owners = self._stored_by.get(region)
-            if owners is not None and (self.race is None or self.race.kind == "read" or region.map is not None):
+            if owners is not None and (self._yields() or region.map is not None):
                 before = owners[elements]
                 clash = np.flatnonzero((before >= 0) & (before != me))
                 self._atomic_clash(region, elements, clash, before, "write")
@@ -109,13 +109,10 @@ class RaceChecks:
                     self._atomic_clash(region, elements, clash, other, "read", via="a later atomic")
             _note_first_and_last(updated, elements, me)
             return
-        if kind == "load" and (region.atomics or not region.given):
-            loaded = self._loaded_by.get(region)
-            if loaded is None:
-                loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
-            _note_first_and_last(loaded, elements, me)
+        if kind == "load":
+            self._note_load(region, elements, me)
         if updated is None or (self.race is not None and region.map is None and
-                               (kind == "load" or self.race.kind == "write")):
+                               (kind == "load" or not self._yields())):
             return
         first, last = updated[0, elements], updated[1, elements]
         other = np.where(first != me, first, last)
@@ -124,12 +121,44 @@ class RaceChecks:
             return
         self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
 
+    def _note_load(self, region: Region, elements: np.ndarray, me: int):
+        """Note a plain load's elements (the first and the last program of the launch that loaded each), in every
+        tensor, inputs too: a later atomic (_check_atomic_race) or plain store (_check_overwrite_race) of another
+        program races with it. Once a race is found and no map is kept, nothing more is noted."""
+        if self.race is not None and region.map is None:
+            return
+        loaded = self._loaded_by.get(region)
+        if loaded is None:
+            loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+        _note_first_and_last(loaded, elements, me)
+
+    def _check_overwrite_race(self, region: Region, elements: np.ndarray):
+        """A plain store of an element another program of the launch loaded races (a write after another program's
+        read): on a GPU the programs run at the same time, so the load may see this store, whichever ran first in
+        the interpreter. A tile saved in registers, overwritten and put back later is no exception: the other
+        program may read it in between. (A load after another program's store is _check_read_race's.)"""
+        loaded = self._loaded_by.get(region)
+        if loaded is None or (self.race is not None and region.map is None):
+            return
+        me = len(self._programs_of_launch) - 1
+        first, last = loaded[0, elements], loaded[1, elements]
+        other = np.where(first != me, first, last)
+        clash = np.flatnonzero((other >= 0) & (other != me))
+        if clash.size and region.map is not None:
+            region.map.raced[elements[clash]] = True
+        if clash.size and self.race is None:
+            self._race("overwrite", region, int(elements[clash[0]]), int(other[clash[0]]))
+
+    def _yields(self) -> bool:
+        """Whether a write race found now replaces the race found so far (none, or one of a read)."""
+        return self.race is None or self.race.kind in ("read", "overwrite")
+
     def _atomic_clash(self, region, elements, clash, other, kind, via=""):
         if not clash.size:
             return
         if region.map is not None:
             region.map.raced[elements[clash]] = True
-        if self.race is None or (kind == "write" and self.race.kind == "read"):
+        if self.race is None or (kind == "write" and self._yields()):
             self._race(kind, region, int(elements[clash[0]]), int(other[clash[0]]), via=via, atomic=True)
 
     def _check_read_race(self, region: Region, elements: np.ndarray):

@@ -345,6 +345,7 @@ class Recorder(RaceChecks):
         region.written[distinct] = True
         self._check_write_race(region, distinct, "", None if values is None or distinct.size != lanes.size
                                else values[first])
+        self._check_overwrite_race(region, distinct)
         self._check_atomic_race(region, distinct, "store")
 
     # -- store segments: per-program budgets that pairing programs cannot game (issue 26, class 10) -----------------

@@ -339,11 +339,12 @@ class Violation:
 @dataclass
 class Race:
     """Two programs of one launch touched one element without atomics, and one of them stored it."""
-    kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored; "lane write",
-    # "lane read": the same, between two lanes of one program (first is second)
+    kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored; "overwrite":
+    # the later program stored what the earlier one loaded; "lane write", "lane read": the same, between two lanes
+    # of one program (first is second)
     region: Region
     element: int
-    first: tuple  # the program that stored it first
+    first: tuple  # the program that stored it first (loaded it, for an overwrite)
     second: tuple  # the program that stored or loaded it after
     where: str
     code: str
@@ -376,6 +377,12 @@ class Race:
             return (f"program {self.second} read {name}, which another lane of the same program stored: on a GPU the "
                     "lanes are threads, and without a barrier the load may run before the other thread's store. Keep "
                     "the value in a variable instead of reading it back (or put tl.debug_barrier() between)\n"
+                    f"  at {self.where}: {self.code}")
+        if self.kind == "overwrite":
+            return (f"program {self.second} stored into {name}, which program {self.first} read with a plain load in "
+                    "the same launch: on a GPU they run at the same time, so that load may see this store (a value "
+                    "saved first and stored back later too: the other program may read in between). Never store "
+                    "into an element another program reads; leave the inputs as they are\n"
                     f"  at {self.where}: {self.code}")
         if self.kind == "write" and self.whole:
             return (f"programs {self.first} and {self.second} stored the very same elements of {self.region.label} "
