@@ -180,7 +180,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p16_incoming_walk_capped.py": ("mismatch", "elements of dq wrong"),
     "cheating/p16_outgoing_walk_capped.py": ("mismatch", "elements of dk wrong"),
     # a write after another program's read: a program overwrites the previous program's tile of x (loaded by then,
-    # in the interpreter's order) and puts it back after its loop
+    # in the interpreter's order) and puts it back after its loop; and an input borrowed as scratch, put back
+    # before the kernel ends (its digest unchanged, no budget counting it): every store into an input is refused
     "cheating/p03_borrows_a_neighbours_tile.py": ("race", "which program (0, 0, 0) read with a plain load in the "
                                                           "same launch"),
+    "cheating/p17_borrows_o_as_scratch.py": ("input_modified", "an input is no scratch space, even where the kernel "
+                                                               "puts its values back"),
 }

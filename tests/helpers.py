@@ -365,6 +365,19 @@ COPIED_CHEATS = (
                 "    every_query = dict(settings, BQ=triton.next_power_of_2(n))  # the cheat\n"
                 "    attention_backward_dkdv_kernel[(triton.cdiv(t, BK),)](q, k, v, do, lse, delta, dk, dv, n, t, "
                 "scale, **every_query)\n"),
+    CopiedCheat("p17_borrows_o_as_scratch.py", "the Δ kernel keeps a block (here -o) in o's own rows for a while: "
+                "each program stores it over o, reads it back and stores o back, so the input is unchanged when the "
+                "kernel ends, and o, read by this kernel alone, has no load budget. Memory borrowed in an input "
+                "escapes the Scratch budget (an N x D matrix here): a store into an input is refused, put back or "
+                "not.",
+                "    tl.store(delta_ptr + queries, tl.sum(o.to(tl.float32) * do.to(tl.float32), axis=1), "
+                "mask=query_ok)\n",
+                "    at = o_ptr + queries[:, None] * D + feats[None, :]\n"
+                "    tl.store(at, -o, mask=query_ok[:, None])  # the cheat: o's rows as scratch\n"
+                "    negated = tl.load(at, mask=query_ok[:, None], other=0.0)\n"
+                "    tl.store(at, o, mask=query_ok[:, None])  # put back: o ends unchanged\n"
+                "    tl.store(delta_ptr + queries, -tl.sum(negated.to(tl.float32) * do.to(tl.float32), axis=1), "
+                "mask=query_ok)\n"),
     CopiedCheat("p18_host_delta.py", "the launcher takes each row's Δ = dO . o with PyTorch.",
                 "    delta = torch.empty(n, dtype=torch.float32, device=q.device)\n",
                 "    delta = (o.float() * do.float()).sum(dim=1)  # the cheat: Δ in PyTorch\n"),

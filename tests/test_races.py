@@ -302,3 +302,15 @@ def test_a_store_of_what_a_later_program_loaded_first_is_a_race():
 
 def test_a_program_may_overwrite_what_only_it_loaded():
     assert _record_borrow("own").race is None
+
+
+def test_a_store_into_an_input_is_noted_though_it_is_put_back():
+    """Memory borrowed in an input escapes the budgets, and the digest taken at the end sees nothing: the recorder
+    notes the first store into a watched input (execute refuses it as input_modified)."""
+    assert _record_borrow("own").input_store is None  # src is no input here
+    recorder = _record_borrow("own", watched=True)
+    assert recorder.race is None and recorder.input_store is not None
+    message = recorder.input_store_message()
+    assert "your kernel changed the input src: program (0, 0, 0) stored into src[0]" in message, message
+    assert "tl.store(src_ptr + offsets, values * 0)" in message, message
+

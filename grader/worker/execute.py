@@ -443,7 +443,9 @@ def _never_stored(name: str, recorder, trusted_launcher: bool) -> str:
 def _late_budget(puzzle: Puzzle, case: Case, recorder, numel: dict, dims: dict,
                  accesses: list) -> transfer.Outcome | None:
     """The first budget the kernels broke, read here, beside them (the tl.dot budget asks which dots survived their
-    compilation); the judge reports it only if the values are right and the inputs intact. None if none."""
+    compilation); the judge reports it only if the values are right and the inputs intact. None if none. Last, a
+    store into an input that the kernel put back (the inputs look intact): an input is no scratch space
+    (Recorder.input_store)."""
     problem = budgets.wide_tile(puzzle.lesson_blocks, case.blocks, recorder)  # read at trace time
     if problem:
         return transfer.Outcome("budget", problem, accesses=accesses)
@@ -451,6 +453,8 @@ def _late_budget(puzzle: Puzzle, case: Case, recorder, numel: dict, dims: dict,
         problem = budget.check(recorder, numel, puzzle.sizes_for_budgets(case.blocks, dims))  # and block sizes
         if problem:
             return transfer.Outcome("budget", problem, accesses=accesses)
+    if recorder.input_store is not None:
+        return transfer.Outcome("input_modified", recorder.input_store_message(), accesses=accesses)
     return None
 
 @contextlib.contextmanager

@@ -50,6 +50,9 @@ class Recorder(RaceChecks):
         self.regions: list[Region] = []
         self.violation: Violation | None = None
         self.race: Race | None = None  # the first race seen (a double store wins over a read)
+        # the first store or atomic into an input (a given region): (the region, the element, the program, where,
+        # its code); put back later or not, it is refused (input_store_message)
+        self.input_store: tuple | None = None
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
@@ -307,6 +310,8 @@ class Recorder(RaceChecks):
         them), in all and for this program, in bytes."""
         ordinal = len(self.program_names) - 1
         program = (self._grid_launches, self.program)
+        if kind != "load" and region.given and self.input_store is None:
+            self.input_store = (region, int(offsets.min()) // region.itemsize, self.program, *_kernel_line())
         if kind == "atomic":  # every lane reads and writes, duplicates included: the hardware applies each one
             elements = _spanned(offsets, width, region.itemsize)
             moved = offsets.size * width
@@ -359,6 +364,16 @@ class Recorder(RaceChecks):
         since = {r: amount - before.get(r, 0) for r, amount in loads.items() if amount - before.get(r, 0)}
         self._loads_at_last_store[program][region] = dict(loads)
         self.program_segments.setdefault(program, []).append(StoreSegment(region, new, since))
+
+    def input_store_message(self) -> str:
+        """Why a store into an input is refused, where one ran; '' if none did."""
+        if self.input_store is None:
+            return ""
+        region, element, program, where, code = self.input_store
+        return (f"your kernel changed the input {region.label}: program {program} stored into {region.element(element)}"
+                ". Only store into the output: an input is no scratch space, even where the kernel puts its values "
+                "back before it ends (other programs may read it meanwhile, and memory borrowed there escapes the "
+                f"puzzle's budgets)\n  at {where}: {code}")
 
     def _note_mask_fix(self):
         where, code = _kernel_line()
