@@ -314,3 +314,44 @@ def test_a_store_into_an_input_is_noted_though_it_is_put_back():
     assert "your kernel changed the input src: program (0, 0, 0) stored into src[0]" in message, message
     assert "tl.store(src_ptr + offsets, values * 0)" in message, message
 
+
+# -- atomics in the lane check: a load of what another lane of the program updated atomically -------------------------
+
+@triton.jit
+def _atomic_lanes_kernel(dst_ptr, out_ptr, B: tl.constexpr, MODE: tl.constexpr):
+    """Each program's lanes add 1 into dst with an atomic, then load dst back: MODE "reversed" in the reverse lane
+    order; "barrier" the same, after a tl.debug_barrier(); "same" in the same lane order; "shared": every lane adds
+    into the program's first element, and every lane loads it."""
+    lanes = tl.arange(0, B)
+    offsets = tl.program_id(0) * B + lanes
+    if MODE == "shared":
+        tl.atomic_add(dst_ptr + tl.program_id(0) * B + lanes * 0, tl.full([B], 1.0, tl.float32))
+        tl.store(out_ptr + offsets, tl.load(dst_ptr + tl.program_id(0) * B + lanes * 0))
+    else:
+        tl.atomic_add(dst_ptr + offsets, tl.full([B], 1.0, tl.float32))
+        back = offsets
+        if MODE == "reversed" or MODE == "barrier":
+            back = tl.program_id(0) * B + (B - 1 - lanes)
+        if MODE == "barrier":
+            tl.debug_barrier()
+        tl.store(out_ptr + back, tl.load(dst_ptr + back))
+
+
+def _record_atomic_lanes(mode: str):
+    dst, out = torch.zeros(32), torch.zeros(32)
+    with instrument.recording() as recorder:
+        _atomic_lanes_kernel[(2,)](dst, out, B=16, MODE=mode)
+    return recorder
+
+
+@pytest.mark.parametrize("mode", ["reversed", "shared"])
+def test_a_load_of_what_another_lane_updated_atomically_is_a_lane_race(mode):
+    race = _record_atomic_lanes(mode).race
+    assert race is not None and race.kind == "lane read", race
+    assert "which another lane of the same program stored (with tl.store or an atomic)" in race.message()
+
+
+@pytest.mark.parametrize("mode", ["same", "barrier"])
+def test_a_lane_may_load_what_it_updated_itself_or_after_a_barrier(mode):
+    recorder = _record_atomic_lanes(mode)
+    assert recorder.race is None, recorder.race.message()

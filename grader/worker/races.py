@@ -1,8 +1,8 @@
 """Races, one concern of the access record (grader.worker.recorder.Recorder inherits these checks): two programs of
 one launch that touch one element without atomics (a store over another's store, a load of another's store, a store
 over what another loaded), a plain access beside other programs' atomics, and two lanes of one program (threads on
-a GPU, one after another in the interpreter) that store one element or read what the other stored with no barrier
-between."""
+a GPU, one after another in the interpreter) that store one element or read what the other stored or updated
+atomically with no barrier between."""
 
 from __future__ import annotations
 
@@ -19,15 +19,22 @@ class RaceChecks:
     def _check_lanes(self, kind: str, region: Region, elements: np.ndarray, lanes: np.ndarray, values):
         """Races inside one program, between its lanes (threads on a GPU, one after another here), with no
         tl.debug_barrier between: two lanes of one tl.store, or of two, writing one element with different values
-        (which lands last is undefined), and a load of an element that another lane of this program stored (the
-        load may run first). Lanes that all store the same bits (a broadcast) leave the element to every lane (-2)."""
+        (which lands last is undefined), and a load of an element that another lane of this program stored or
+        updated with an atomic (the load may run first). Lanes that all store the same bits (a broadcast) leave the
+        element to every lane (-2). An atomic (`kind` "atomic") stores values unknown here: its element is its
+        lane's, or, where several lanes updated it or it went over another lane's store, no lane's (SEVERAL): a
+        later load of it by any lane races (an atomic of another lane may not have landed yet)."""
         if self.race is not None and region.map is None:
             return
         known, by = self._lane_of.get(region, (np.empty(0, np.int64), np.empty(0, np.int64)))  # sorted elements
         me = len(self._programs_of_launch) - 1
         at = np.minimum(np.searchsorted(known, elements), max(known.size - 1, 0))
-        earlier = (known[at] == elements) & (by[at] >= 0) & (by[at] != lanes) if known.size else \
-            np.zeros(elements.size, dtype=bool)  # another lane of this program stored it, alone
+        hit = (known[at] == elements) if known.size else np.zeros(elements.size, dtype=bool)
+        owner = by[at] if known.size else np.full(elements.size, -1, dtype=np.int64)
+        earlier = hit & (((owner >= 0) & (owner != lanes)) | (owner == SEVERAL))  # another lane of this program
+        if kind == "atomic":
+            self._lane_of[region] = _owners_after_atomic(known, by, elements, lanes, earlier | (hit & (owner == -2)))
+            return
         if kind == "load":
             clash = np.flatnonzero(earlier)
             if clash.size and self.race is None:
@@ -184,6 +191,20 @@ class RaceChecks:
         bound = self.launches[-1].bound if self.launches else {}
         return {name: int(value) for name, value in bound.items()
                 if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0}
+
+
+SEVERAL = -3  # in Recorder._lane_of: an element several lanes of the program updated with atomics (see _check_lanes)
+
+
+def _owners_after_atomic(known, by, elements, lanes, shared) -> tuple[np.ndarray, np.ndarray]:
+    """_lane_of's (elements, lanes) once an atomic's lanes updated `elements`: each element its lane's, or SEVERAL
+    where it is `shared` (another lane stored or updated it before) or two lanes of this atomic update it."""
+    order = np.argsort(elements, kind="stable")
+    ordered, lane = elements[order], lanes[order]
+    twice = ordered[1:][(ordered[1:] == ordered[:-1]) & (lane[1:] != lane[:-1])]
+    lanes = np.where(shared | np.isin(elements, twice), SEVERAL, lanes)
+    elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
+    return elements, np.concatenate([lanes[::-1], by])[first]
 
 
 def _bits(values: np.ndarray) -> np.ndarray:

@@ -275,10 +275,9 @@ class Recorder(RaceChecks):
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
             mine = addrs[lanes]
-            if mine.size:
-                if kind != "atomic":
-                    self._lanes_in(kind, region, mine - np.int64(region.start), width, positions[lanes],
-                                   None if values is None else values[lanes])
+            if mine.size:  # an atomic's lanes store values the lane check cannot know (see _check_lanes)
+                self._lanes_in(kind, region, mine - np.int64(region.start), width, positions[lanes],
+                               None if values is None or kind == "atomic" else values[lanes])
                 self._count(kind, region, mine - np.int64(region.start), width,
                             None if values is None else values[lanes], racy)
 

@@ -374,8 +374,9 @@ class Race:
                     "computes)\n"
                     f"  at {self.where}: {self.code}")
         if self.kind == "lane read":
-            return (f"program {self.second} read {name}, which another lane of the same program stored: on a GPU the "
-                    "lanes are threads, and without a barrier the load may run before the other thread's store. Keep "
+            return (f"program {self.second} read {name}, which another lane of the same program stored (with "
+                    "tl.store or an atomic): on a GPU the lanes are threads, and without a barrier the load may run "
+                    "before the other thread's store. Keep "
                     "the value in a variable instead of reading it back (or put tl.debug_barrier() between)\n"
                     f"  at {self.where}: {self.code}")
         if self.kind == "overwrite":
