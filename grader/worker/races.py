@@ -136,7 +136,7 @@ class RaceChecks:
             return
         loaded = self._loaded_by.get(region)
         if loaded is None:
-            loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int64)
+            loaded = self._loaded_by[region] = np.full((2, region.numel), -1, dtype=np.int32)  # 8 bytes an element
         _note_first_and_last(loaded, elements, me)
 
     def _check_overwrite_race(self, region: Region, elements: np.ndarray):
