@@ -22,8 +22,11 @@ class RaceChecks:
         (which lands last is undefined), and a load of an element that another lane of this program stored or
         updated with an atomic (the load may run first). Lanes that all store the same bits (a broadcast) leave the
         element to every lane (-2). An atomic (`kind` "atomic") stores values unknown here: its element is its
-        lane's, or, where several lanes updated it or it went over another lane's store, no lane's (SEVERAL): a
-        later load of it by any lane races (an atomic of another lane may not have landed yet)."""
+        lane's (ATOMIC - lane), or, where several lanes updated it or it went over another lane's store, no lane's
+        (SEVERAL): a later load of it by any lane races (an atomic of another lane may not have landed yet). An
+        atomic reads too: over another lane's plain store (or a broadcast one) it races as a load would (the store
+        may land after it and wipe the update, or before); atomics of several lanes on one element are the
+        hardware's to order."""
         if self.race is not None and region.map is None:
             return
         known, by = self._lane_of.get(region, (np.empty(0, np.int64), np.empty(0, np.int64)))  # sorted elements
@@ -31,8 +34,13 @@ class RaceChecks:
         at = np.minimum(np.searchsorted(known, elements), max(known.size - 1, 0))
         hit = (known[at] == elements) if known.size else np.zeros(elements.size, dtype=bool)
         owner = by[at] if known.size else np.full(elements.size, -1, dtype=np.int64)
-        earlier = hit & (((owner >= 0) & (owner != lanes)) | (owner == SEVERAL))  # another lane of this program
+        plain = hit & (owner >= 0) & (owner != lanes)  # another lane of this program stored it, alone
+        by_atomic = hit & (owner <= ATOMIC) & (ATOMIC - owner != lanes)  # another lane updated it atomically, alone
+        earlier = plain | by_atomic | (hit & (owner == SEVERAL))
         if kind == "atomic":
+            clash = np.flatnonzero(plain | (hit & (owner == -2)))
+            if clash.size and self.race is None:
+                self._race("lane atomic", region, int(elements[clash[0]]), me)
             self._lane_of[region] = _owners_after_atomic(known, by, elements, lanes, earlier | (hit & (owner == -2)))
             return
         if kind == "load":
@@ -91,13 +99,14 @@ class RaceChecks:
         owners[elements] = me
 
     # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
-    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str):
+    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str, swap: bool = False):
         """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
         the launch updates atomically (before or after it: the store may land between the updates and wipe them),
         and a plain load of an element another program updates atomically (before it: the load may see any partial
         sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
         compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
-        "atomic". Plain loads are noted in every tensor, inputs too (see _note_load)."""
+        "atomic" (`swap`: a compare-and-swap; no other atomic is spared by a retry loop). Plain loads are noted in
+        every tensor, inputs too (see _note_load)."""
         me = len(self._programs_of_launch) - 1
         updated = self._atomic_by.get(region)
         if kind == "atomic":
@@ -112,7 +121,7 @@ class RaceChecks:
             if loaded is not None and (self.race is None or region.map is not None):
                 other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])
                 clash = np.flatnonzero((other >= 0) & (other != me))
-                if clash.size and not _in_while_loop():
+                if clash.size and not (swap and _in_while_loop()):
                     self._atomic_clash(region, elements, clash, other, "read", via="a later atomic")
             _note_first_and_last(updated, elements, me)
             return
@@ -127,6 +136,27 @@ class RaceChecks:
         if clash.size and kind == "load" and _in_while_loop():
             return
         self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
+
+    def contended_swaps(self, ptrs) -> np.ndarray | None:
+        """The lanes of a compare-and-swap (in a retry loop) that fail once, or None: those whose element another
+        program of the launch updated with an atomic, the first time this program swaps it. On a GPU that program
+        may update it between this one's load and its swap; the interpreter runs programs one after another, so
+        no swap would ever fail there, and a loop that gives up after a failure would pass (gpu_ops.swap_failing)."""
+        region = self._classify(ptrs)
+        updated = None if region is None else self._atomic_by.get(region)
+        if updated is None:
+            return None
+        offsets = np.asarray(ptrs.data).astype(np.int64) - np.int64(region.start)
+        inside = (offsets >= 0) & (offsets < region.numel * region.itemsize)
+        elements = np.where(inside, offsets // region.itemsize, 0)
+        me = len(self._programs_of_launch) - 1
+        other = np.where(updated[0, elements] != me, updated[0, elements], updated[1, elements])
+        failed = self._swaps_failed.setdefault(region, set())
+        fresh = np.vectorize(lambda e: e not in failed, otypes=[bool])(elements) if failed else True
+        lanes = inside & (other >= 0) & (other != me) & fresh
+        failed.update(elements[lanes].tolist())
+        self.swaps_failed += int(np.count_nonzero(lanes))
+        return lanes if lanes.any() else None
 
     def _note_load(self, region: Region, elements: np.ndarray, me: int):
         """Note a plain load's elements (the first and the last program of the launch that loaded each), in every
@@ -158,7 +188,7 @@ class RaceChecks:
 
     def _yields(self) -> bool:
         """Whether a write race found now replaces the race found so far (none, or one of a read)."""
-        return self.race is None or self.race.kind in ("read", "overwrite")
+        return self.race is None or self.race.kind in ("read", "overwrite", "lane atomic")
 
     def _atomic_clash(self, region, elements, clash, other, kind, via=""):
         if not clash.size:
@@ -194,15 +224,16 @@ class RaceChecks:
 
 
 SEVERAL = -3  # in Recorder._lane_of: an element several lanes of the program updated with atomics (see _check_lanes)
+ATOMIC = -4  # in Recorder._lane_of, ATOMIC - lane: an element that one lane alone updated with an atomic
 
 
 def _owners_after_atomic(known, by, elements, lanes, shared) -> tuple[np.ndarray, np.ndarray]:
-    """_lane_of's (elements, lanes) once an atomic's lanes updated `elements`: each element its lane's, or SEVERAL
+    """_lane_of's (elements, lanes) once an atomic's lanes updated `elements`: each ATOMIC - its lane, or SEVERAL
     where it is `shared` (another lane stored or updated it before) or two lanes of this atomic update it."""
     order = np.argsort(elements, kind="stable")
     ordered, lane = elements[order], lanes[order]
     twice = ordered[1:][(ordered[1:] == ordered[:-1]) & (lane[1:] != lane[:-1])]
-    lanes = np.where(shared | np.isin(elements, twice), SEVERAL, lanes)
+    lanes = np.where(shared | np.isin(elements, twice), SEVERAL, ATOMIC - lanes)
     elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
     return elements, np.concatenate([lanes[::-1], by])[first]
 

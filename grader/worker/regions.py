@@ -341,7 +341,7 @@ class Race:
     """Two programs of one launch touched one element without atomics, and one of them stored it."""
     kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored; "overwrite":
     # the later program stored what the earlier one loaded; "lane write", "lane read": the same, between two lanes
-    # of one program (first is second)
+    # of one program (first is second); "lane atomic": an atomic over another lane's plain store
     region: Region
     element: int
     first: tuple  # the program that stored it first (loaded it, for an overwrite)
@@ -373,6 +373,11 @@ class Race:
                     "scatter), use tl.atomic_add; otherwise give each element one lane (check the offsets this store "
                     "computes)\n"
                     f"  at {self.where}: {self.code}")
+        if self.kind == "lane atomic":
+            return (f"program {self.second} updated {name} with an atomic, over what another lane of the same program "
+                    "stored with a plain store: on a GPU the lanes are threads, and without a barrier the store may "
+                    "land after the update and wipe it (or the atomic may read what was there before). Put "
+                    f"tl.debug_barrier() between the store and the atomic\n  at {self.where}: {self.code}")
         if self.kind == "lane read":
             return (f"program {self.second} read {name}, which another lane of the same program stored (with "
                     "tl.store or an atomic): on a GPU the lanes are threads, and without a barrier the load may run "
