@@ -49,22 +49,33 @@ def _in_while_loop() -> bool:
 
 
 @functools.lru_cache(maxsize=32)
+def _calls(node: ast.AST, names: tuple[str, ...]) -> bool:
+    return any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in names
+               for call in ast.walk(node))
+
+
 def _retry_lines(source: str) -> frozenset[int]:
-    """The lines of this source inside a retry loop, and those of assignments to a name one tests. A retry loop is
-    a `while` whose test reads what a tl.atomic_cas returned (`while seen != old:`): a `while` that runs once, or
-    whose test the swap does not decide, retries nothing, and its swaps race like stores."""
+    """The lines of this source inside a retry loop, and, in the function that holds it, those of a tl.load or a
+    tl.atomic_cas assigned to a name the loop tests (the guess and the first swap). A retry loop is a `while` whose
+    test reads what a tl.atomic_cas returned (`while seen != old:`) and whose body swaps again: a `while` that runs
+    once, whose test the swap does not decide, or whose body does not swap, retries nothing, and its swaps race
+    like stores. (Whether the body's swap runs, the interpreter finds out: a swap in a retry loop fails once where
+    another program updated its element, Recorder.contended_swaps.)"""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return frozenset()
-    swapped = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and any(
-        isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "atomic_cas"
-        for call in ast.walk(node.value)) for target in node.targets if isinstance(target, ast.Name)}
-    loops = [node for node in ast.walk(tree) if isinstance(node, ast.While) and
-             swapped & {name.id for name in ast.walk(node.test) if isinstance(name, ast.Name)}]
-    tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
-    lines = {line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in tested for t in node.targets):
-            lines.update(range(node.lineno, node.end_lineno + 1))
+    lines = set()
+    for function in (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)):
+        swapped = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign) and
+                   _calls(node.value, ("atomic_cas",)) for target in node.targets if isinstance(target, ast.Name)}
+        loops = [node for node in ast.walk(function) if isinstance(node, ast.While) and _calls(
+            ast.Module(node.body, []), ("atomic_cas",)) and swapped & {n.id for n in ast.walk(node.test)
+                                                                      if isinstance(n, ast.Name)}]
+        tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
+        lines.update(line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1))
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and _calls(node.value, ("load", "atomic_cas")) and any(
+                    isinstance(t, ast.Name) and t.id in tested for t in node.targets):
+                lines.update(range(node.lineno, node.end_lineno + 1))
     return frozenset(lines)

@@ -281,6 +281,22 @@ def cas_lanes_in_any_order(original):
     return _in_any_order(original, (0, 1, 2), 0)
 
 
+def swap_failing(original, args, lanes):
+    """create_atomic_cas(ptr, cmp, val, ...) where the `lanes` (Recorder.contended_swaps) fail once, as on a GPU when
+    another program's update lands between a program's load and its swap: their compare value is made one that
+    memory does not hold (the lowest bit flipped), so nothing is swapped, and they return that value, not equal
+    to the compare value, so a retry loop goes round again (and a loop that gives up loses the update)."""
+    from triton.runtime import interpreter
+
+    if lanes is None:
+        return original(*args)
+    compare = np.broadcast_to(np.asarray(args[1].data), lanes.shape)
+    unsigned = compare.dtype.str.replace("f", "u").replace("i", "u")[1:]
+    phantom = np.where(lanes, (compare.view(unsigned) ^ 1).view(compare.dtype), compare)
+    result = original(args[0], interpreter.TensorHandle(phantom, args[1].dtype), *args[2:])
+    return interpreter.TensorHandle(np.where(lanes, phantom, np.asarray(result.data)), result.dtype)
+
+
 def _tree_fold(self, values):
     """The row reduced as a tree of pairs, (0, 1), (2, 3), ... and so on up, with the kernel's combine applied to
     whole blocks: one order a GPU's shuffles take; its results' handles. None where a row's length is not a power of

@@ -1,12 +1,11 @@
 """The one hook into Triton's interpreter: bounds checks, access counts and store coverage.
 
-Everything version-specific lives here. We wrap a handful of methods of the interpreter's
-builder object (``triton.runtime.interpreter.interpreter_builder``), the kernel launch
-(``InterpretedFunction.run``), its reductions (``ReduceScanOpInterface.apply``) and its patch of
-``tl.range`` (``_patch_lang_core``). Every wrapper takes ``*args`` and passes them through unchanged,
-so a new argument in a later triton release does not break us; we only read the positions
-that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one). Tested on
-triton 3.6.0 and 3.9.0.
+Everything version-specific lives here. We wrap a handful of methods of the interpreter's builder object
+(``triton.runtime.interpreter.interpreter_builder``), the kernel launch (``InterpretedFunction.run``), its
+reductions (``ReduceScanOpInterface.apply``) and its patch of ``tl.range`` (``_patch_lang_core``). Every wrapper
+takes ``*args`` and passes them through unchanged, so a new argument in a later triton release does not break us;
+we only read the positions that have been stable from 3.6 to 3.9 (the pointer, and the mask where there is one).
+Tested on triton 3.6.0 and 3.9.0.
 
 What the wrappers do while a ``Recorder`` is active:
 - map every pointer to the tensor argument(s) it came from (a tag carried through the builder's
@@ -20,27 +19,25 @@ What the wrappers do while a ``Recorder`` is active:
   atomic lane reads and writes its bytes; per program, what it loaded between two of its stores into a tensor
   (``StoreSegment``: per-program budgets that pairing programs cannot game);
 - record, per launch, which program stored each element: two programs storing one element (even the
-  same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add,
-  max, ...) are exempt among themselves; an exchange, and a compare-and-swap outside a retry loop, overwrite and
-  race; a plain store of an element another program adds into atomically, and a plain load of an element another
-  program updated atomically (outside a compare-and-swap retry loop), race too (``_check_atomic_race``);
-- give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge
-  recognises, ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as they are on a GPU,
-  where the interpreter would quietly give 0;
-- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects),
-  and note where, so the learner can write a mask that runs without the grader;
+  same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add, max, ...)
+  are exempt among themselves; an exchange, and a compare-and-swap outside a retry loop, overwrite and race; a
+  plain store of an element another program adds into atomically, and a plain load of an element another program
+  updated atomically (outside a compare-and-swap retry loop), race too (``_check_atomic_race``); a swap in a retry
+  loop fails once where another program updated its element, as it may on a GPU (``contended_swaps``);
+- give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge recognises,
+  ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as on a GPU, where the interpreter gives 0;
+- hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects), and note
+  where, so the learner can write a mask that runs without the grader;
 - count ``tl.dot`` calls and their multiply-adds, hold them to the GPU's smallest size (every dimension at
   least 16), and give bfloat16 operands to numpy as the numbers they are (the interpreter multiplies their
   raw bits); every block carries the dots it was computed from, so that a dot whose result never reaches a
   store (multiplied by a constant zero, overwritten) is known as dead work; where the tl.dot budget applies, each
   dot's result is also perturbed in shadows carried beside the real values (``DotShadows``), and a dot whose
   perturbation moves no store (d - d, however written) is dead work too;
-- where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case
-  allows, whatever made it (a local constexpr, a ``@triton.jit`` helper).
-Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``).
-
-On a triton version we have not tested, ``status()`` says so and the grader falls back to
-checking values only.
+- where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case allows,
+  whatever made it (a local constexpr, a ``@triton.jit`` helper).
+Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``). On a triton
+version we have not tested, ``status()`` says so and the grader falls back to checking values only.
 """
 
 from __future__ import annotations
@@ -208,9 +205,12 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
             args = (*args[:mask_at], mask, *args[mask_at + 1:])
             if _active is not None:
                 _active._note_mask_fix()
+        failing = None  # a compare-and-swap's lanes that fail once (in a retry loop, as on a GPU: contended_swaps)
         if _active is not None:
             if kind == "atomic":
-                _active._access(kind, args[ptr_at], mask, racy=_overwriting_atomic(name, args))
+                racy = _overwriting_atomic(name, args)
+                _active._access(kind, args[ptr_at], mask, racy=racy, swap=name == "create_atomic_cas")
+                failing = _active.contended_swaps(args[ptr_at]) if name == "create_atomic_cas" and not racy else None
             else:
                 _active._access(kind, args[ptr_at], mask, args[_VALUE_AT] if kind == "store" else None)
             if kind != "load" and _active.dot_calls:  # a product put to use is a value written (not a pointer, a mask)
@@ -222,7 +222,7 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
                 poison = _poisoned_other(args[ptr_at])
                 if poison is not None:
                     args = (*args[:_OTHER_AT], poison, *args[_OTHER_AT + 1:])
-        result = original(*args, **kwargs)
+        result = original(*args, **kwargs) if failing is None else gpu_ops.swap_failing(original, args, failing)
         if kind == "load" and _active is not None and _active.shadows is not None:
             _active.shadows.load(result, mask)
         return result

@@ -53,6 +53,7 @@ class Recorder(RaceChecks):
         # the first store or atomic into an input (a given region): (the region, the element, the program, where,
         # its code); put back later or not, it is refused (input_store_message)
         self.input_store: tuple | None = None
+        self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
@@ -192,6 +193,7 @@ class Recorder(RaceChecks):
         self.program = program
         self._programs_of_launch.append(program)
         self._lane_of = {}  # this program's stores: per region, each element's lane (see _check_lanes)
+        self._swaps_failed = {}  # this program's: per region, the elements a swap failed once on (contended_swaps)
         self.program_names.append((self._grid_launches, program))
         self._watch()
 
@@ -233,10 +235,11 @@ class Recorder(RaceChecks):
         return () if region is None else (region,)
 
     # -- accesses ---------------------------------------------------------------------
-    def _access(self, kind: str, ptrs, mask, value=None, racy: str = ""):
+    def _access(self, kind: str, ptrs, mask, value=None, racy: str = "", swap: bool = False):
         """Check and count one load, store (of `value`) or atomic, before it runs. Each lane moves the bytes of
         the pointer's element type, and all of them must lie inside its tensor. `racy` names an atomic the race
-        detector treats as a store (an exchange, or a compare-and-swap outside a retry loop)."""
+        detector treats as a store (an exchange, or a compare-and-swap outside a retry loop); `swap`: the atomic is a
+        compare-and-swap (in a retry loop, its guess is checked: _check_atomic_race)."""
         self._accesses_since_watch += 1
         if self._accesses_since_watch >= WATCH_EVERY:
             self._watch()
@@ -279,7 +282,7 @@ class Recorder(RaceChecks):
                 self._lanes_in(kind, region, mine - np.int64(region.start), width, positions[lanes],
                                None if values is None or kind == "atomic" else values[lanes])
                 self._count(kind, region, mine - np.int64(region.start), width,
-                            None if values is None else values[lanes], racy)
+                            None if values is None else values[lanes], racy, swap)
 
     def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
         """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
@@ -304,7 +307,8 @@ class Recorder(RaceChecks):
                         & (offsets % region.itemsize == 0)
                     region.map.masked[offsets[inside] // region.itemsize] = True
 
-    def _count(self, kind: str, region: Region, offsets: np.ndarray, width: int, values=None, racy: str = ""):
+    def _count(self, kind: str, region: Region, offsets: np.ndarray, width: int, values=None, racy: str = "",
+               swap: bool = False):
         """Count one access's lanes in `region` (byte offsets of lanes `width` bytes wide; a store's `values` beside
         them), in all and for this program, in bytes."""
         ordinal = len(self.program_names) - 1
@@ -327,7 +331,7 @@ class Recorder(RaceChecks):
                 region.map.touch(kind, ordinal, elements)
             if racy:  # no race among atomics that add: the hardware orders them; these overwrite
                 self._check_write_race(region, touched, racy)
-            self._check_atomic_race(region, touched, "atomic")
+            self._check_atomic_race(region, touched, "atomic", swap)
             return
         lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
         moved = lanes.size * width
@@ -377,6 +381,14 @@ class Recorder(RaceChecks):
     def _note_mask_fix(self):
         where, code = _kernel_line()
         self.mask_fixes.setdefault(where, code)
+
+    def swap_note(self) -> str:
+        """Where a compare-and-swap's lanes were made to fail once, a note that says so; '' elsewhere."""
+        if not self.swaps_failed:
+            return ""
+        return (f"note: {self.swaps_failed} lane(s) of tl.atomic_cas failed once here, as they may on a GPU, where "
+                "another program can update the element between your load and your swap; a retry loop must swap "
+                "again until the value it compared is the value it found")
 
     def mask_fix_note(self) -> str:
         """What to write instead of the masks the hook had to make boolean; '' if none."""
