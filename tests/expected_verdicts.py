@@ -172,6 +172,13 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p01_int_argument_past_int32.py": ("mismatch", "elements of z wrong"),
     # the fourteenth review: puzzle 12's row held in eight tiles, wrong at 65 key blocks
     "cheating/p12_rows_in_eight_tiles.py": ("mismatch", "elements of o wrong"),
+    # the sixteenth review: compare-and-swap loops that give up, an exchange beside a retry loop, an atomic over
+    # another lane's store
+    "cheating/p07_cas_loop_gives_up.py": ("race", "with tl.atomic_cas outside a retry loop"),
+    "cheating/p07_cas_retry_in_a_dead_branch.py": ("mismatch", "failed once here, as they may on a GPU"),
+    "cheating/p07_borrows_den_by_exchange.py": ("race", "updated it with an atomic in the same launch"),
+    "cheating/p01_atomic_reads_another_lanes_store.py": ("race", "with an atomic, over what another lane"),
+    "cheating/p11_k_walk_capped.py": ("mismatch", "elements of c wrong"),
     # the fifteenth review: walks capped just past the longest list the cases held, and a window as one tile
     "cheating/p13_eight_tcbs_as_one_tile.py": ("mismatch", "elements of o wrong"),
     "cheating/p13_tcb_walk_capped.py": ("mismatch", "elements of o wrong"),

@@ -281,9 +281,13 @@ def _capped(loop: str, cap: str, what: str) -> str:
 
 
 _P13_WALK = "    for tcb in tl.range(first, last):\n"
+_P11_WALK = "    for k in tl.range(0, K, BK):\n"
 _P16_WALK = "            for first in tl.range(start, end, BLOCK_E):\n"
 
 COPIED_CHEATS = (
+    CopiedCheat("p11_k_walk_capped.py", "puzzle 11's K loop stops after 32 blocks: right on every case before the "
+                "sixteenth review (the longest K was 32 blocks of 32), wrong on K=1032 in blocks of 16.",
+                _P11_WALK, _capped(_P11_WALK, "32 * BK", "K blocks")),
     CopiedCheat("p13_tcb_walk_capped.py", "puzzle 13's loop over a window's TCBs stops after 6 of them: right on every "
                 "window of the cases before the fifteenth review (6 TCBs at most), wrong on a window of 65.",
                 _P13_WALK, _capped(_P13_WALK, "6", "TCBs")),

@@ -44,7 +44,7 @@ def test_puzzle_4s_cases_speak_of_what_it_has():
 
 
 # The row each loop-over-blocks puzzle walks, and the block it walks it by (issue 26, class 3).
-LOOPED = {3: [("T", "B1")], 4: [("T", "B1")], 5: [("T", "B1")], 6: [("T", "B1")], 12: [("T", "BK")],
+LOOPED = {3: [("T", "B1")], 4: [("T", "B1")], 5: [("T", "B1")], 6: [("T", "B1")], 11: [("K", "BK")], 12: [("T", "BK")],
           14: [("T", "B1")], 15: [("V", "BLOCK_V")], 17: [("T", "BK"), ("N", "BQ")]}
 
 

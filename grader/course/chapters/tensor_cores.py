@@ -35,6 +35,8 @@ MATMUL_CASES = (
          about="ten row blocks (the last partial) by three column blocks: 30 blocks of c"),
     Case("bfloat16", dict(M=120, K=72, N=80), dict(BM=64, BN=32, BK=32), half=torch.bfloat16,
          about="bfloat16 inputs: the same kernel, the other 16-bit type"),
+    Case("65 K blocks", dict(M=16, K=1032, N=16), dict(BM=16, BN=16, BK=16),
+         about="K=1032: the K loop takes 65 blocks of 16, the last half full"),
 )
 
 
