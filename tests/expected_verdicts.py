@@ -30,7 +30,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # issue 26, class 10: paired programs read the keys twice before one store
     "cheating/p06_paired_query_blocks.py": ("budget", "before one store into z"),
     # from the fresh attacker's review: a compare-and-swap in a `while` that runs once retries nothing
-    "cheating/p07_cas_in_a_loop_that_runs_once.py": ("race", "with tl.atomic_cas outside a retry loop"),
+    "cheating/p07_cas_in_a_loop_that_runs_once.py": ("mismatch", "failed once here, as they may on a GPU"),
     # a whole row of puzzle 15 in one block the launcher never gave (an extra parameter's default)
     "cheating/p15_whole_row_in_one_tile.py": ("budget", "your kernel made a block 131072 wide"),
     # a row held in separate tiles of [16, B1]: at 65 blocks of 4 no tile may be wider than 4 (tests/test_chapters.py)
@@ -174,8 +174,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p12_rows_in_eight_tiles.py": ("mismatch", "elements of o wrong"),
     # the sixteenth review: compare-and-swap loops that give up, an exchange beside a retry loop, an atomic over
     # another lane's store
-    "cheating/p07_cas_loop_gives_up.py": ("race", "with tl.atomic_cas outside a retry loop"),
-    "cheating/p07_cas_retry_in_a_dead_branch.py": ("mismatch", "failed once here, as they may on a GPU"),
+    "cheating/p07_cas_loop_gives_up.py": ("mismatch", "failed once here, as they may on a GPU"),
+    "cheating/p07_cas_gives_up_after_one_failure.py": ("mismatch", "failed once here, as they may on a GPU"),
+    "cheating/p07_last_program_normalizes.py": ("race", "with a plain load, which program"),
     "cheating/p07_borrows_den_by_exchange.py": ("race", "updated it with an atomic in the same launch"),
     "cheating/p01_atomic_reads_another_lanes_store.py": ("race", "with an atomic, over what another lane"),
     "cheating/p11_k_walk_capped.py": ("mismatch", "elements of c wrong"),

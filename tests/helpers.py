@@ -285,6 +285,12 @@ _P11_WALK = "    for k in tl.range(0, K, BK):\n"
 _P16_WALK = "            for first in tl.range(start, end, BLOCK_E):\n"
 
 COPIED_CHEATS = (
+    CopiedCheat("p07_cas_gives_up_after_one_failure.py", "puzzle 7's do-while compare-and-swap loop gives a lane "
+                "one more pass after a failed swap, and then gives up (the seventeenth review): in the interpreter no "
+                "swap would fail; the grader makes contended swaps fail once, and a GPU may fail them again.",
+                "        pending = tl.where(dseen == dold, 0, pending)\n",
+                "        pending = tl.where(dseen == dold, 0, pending - 1)  # the cheat: gives up\n",
+                base="right/p07_cas_do_while.py"),
     CopiedCheat("p11_k_walk_capped.py", "puzzle 11's K loop stops after 32 blocks: right on every case before the "
                 "sixteenth review (the longest K was 32 blocks of 32), wrong on K=1032 in blocks of 16.",
                 _P11_WALK, _capped(_P11_WALK, "32 * BK", "K blocks")),

@@ -37,45 +37,70 @@ def _kernel_line() -> tuple[str, str]:
     return learner_line(sys._getframe(1), (_HERE, _triton_dir()))
 
 
-def _in_while_loop() -> bool:
-    """Whether the learner's line running now is part of a retry loop: inside a `while` statement, or assigning
-    a name that a `while` tests (`seen = tl.atomic_cas(...)` before `while seen != old:`)."""
-    frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((_HERE, _triton_dir())):
+def _learner_frames():
+    """The learner's frames of the running kernel, innermost first (a helper's, then the kernel's that called it):
+    up to the frame the interpreter's grid loop called (triton's GridExecutor), and never past the grader's own
+    frame that launched it."""
+    frame, seen = sys._getframe(1), False
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path.startswith(_HERE) and seen:
+            return
+        if not path.startswith((_HERE, _triton_dir())) and not frame.f_code.co_filename.startswith("<"):
+            seen = True
+            yield frame
+            caller = frame.f_back
+            if caller is not None and type(caller.f_locals.get("self")).__name__ == "GridExecutor":
+                return
         frame = frame.f_back
-    if frame is None:
-        return False
-    return frame.f_lineno in _retry_lines("".join(linecache.getlines(frame.f_code.co_filename)))
+
+
+def _in_while_loop(guess: bool = False) -> bool:
+    """Whether the access running now is part of a compare-and-swap retry loop. A swap (`guess` False) is, where
+    any of the learner's frames runs a line inside a `while` (in a @triton.jit helper the loop calls too), or one
+    assigning a name a `while` tests (`seen = tl.atomic_cas(...)` before `while seen != old:`). A plain load is a
+    guess, where its line (the innermost) is a tl.load through the same pointer expression as a tl.atomic_cas (or
+    a helper's first argument) in its function, inside a `while` or assigned to a name a `while` tests. Whether the loop
+    retries until its swap takes, the interpreter finds out: a swap in it fails once where another program updated
+    its element (Recorder.contended_swaps)."""
+    for frame in _learner_frames():
+        swaps, guesses = _retry_lines("".join(linecache.getlines(frame.f_code.co_filename)))
+        if frame.f_lineno in (guesses if guess else swaps):
+            return True
+        if guess:
+            return False
+    return False
+
+
+def _calls(node: ast.AST, names: tuple[str, ...]) -> list[ast.Call]:
+    return [call for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in names]
 
 
 @functools.lru_cache(maxsize=32)
-def _calls(node: ast.AST, names: tuple[str, ...]) -> bool:
-    return any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in names
-               for call in ast.walk(node))
-
-
-def _retry_lines(source: str) -> frozenset[int]:
-    """The lines of this source inside a retry loop, and, in the function that holds it, those of a tl.load or a
-    tl.atomic_cas assigned to a name the loop tests (the guess and the first swap). A retry loop is a `while` whose
-    test reads what a tl.atomic_cas returned (`while seen != old:`) and whose body swaps again: a `while` that runs
-    once, whose test the swap does not decide, or whose body does not swap, retries nothing, and its swaps race
-    like stores. (Whether the body's swap runs, the interpreter finds out: a swap in a retry loop fails once where
-    another program updated its element, Recorder.contended_swaps.)"""
+def _retry_lines(source: str) -> tuple[frozenset[int], frozenset[int]]:
+    """(the lines where a swap is part of a retry loop, the lines where a load is its guess): see _in_while_loop."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return frozenset()
-    lines = set()
+        return frozenset(), frozenset()
+    swaps, guesses = set(), set()
     for function in (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)):
-        swapped = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign) and
-                   _calls(node.value, ("atomic_cas",)) for target in node.targets if isinstance(target, ast.Name)}
-        loops = [node for node in ast.walk(function) if isinstance(node, ast.While) and _calls(
-            ast.Module(node.body, []), ("atomic_cas",)) and swapped & {n.id for n in ast.walk(node.test)
-                                                                      if isinstance(n, ast.Name)}]
+        loops = [node for node in ast.walk(function) if isinstance(node, ast.While)]
+        inside = {line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1)}
         tested = {name.id for loop in loops for name in ast.walk(loop.test) if isinstance(name, ast.Name)}
-        lines.update(line for loop in loops for line in range(loop.lineno, loop.end_lineno + 1))
+        # what a swap goes through: tl.atomic_cas's pointer, or the first argument of a helper (which may swap)
+        pointers = {ast.unparse(call.args[0]) for call in ast.walk(function) if isinstance(call, ast.Call) and
+                    call.args and (isinstance(call.func, ast.Name) or _calls(call, ("atomic_cas",)) == [call])}
+        swaps |= inside
         for node in ast.walk(function):
-            if isinstance(node, ast.Assign) and _calls(node.value, ("load", "atomic_cas")) and any(
-                    isinstance(t, ast.Name) and t.id in tested for t in node.targets):
-                lines.update(range(node.lineno, node.end_lineno + 1))
-    return frozenset(lines)
+            if not isinstance(node, ast.Assign):
+                continue
+            lines = set(range(node.lineno, node.end_lineno + 1))
+            named = any(isinstance(t, ast.Name) and t.id in tested for t in node.targets)
+            if named:
+                swaps |= lines
+            if (named or lines & inside) and any(call.args and ast.unparse(call.args[0]) in pointers
+                                                 for call in _calls(node.value, ("load",))):
+                guesses |= lines
+    return frozenset(swaps), frozenset(guesses)

@@ -133,7 +133,7 @@ class RaceChecks:
         first, last = updated[0, elements], updated[1, elements]
         other = np.where(first != me, first, last)
         clash = np.flatnonzero((other >= 0) & (other != me))
-        if clash.size and kind == "load" and _in_while_loop():
+        if clash.size and kind == "load" and _in_while_loop(guess=True):
             return
         self._atomic_clash(region, elements, clash, other, "read" if kind == "load" else "write")
 

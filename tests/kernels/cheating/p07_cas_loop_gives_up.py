@@ -1,7 +1,7 @@
 """Cheat: puzzle 7's scatter as a compare-and-swap of each edge's sums in a `while` that tests the swap's result
 but gives up instead of swapping again (the sixteenth review): in the interpreter no swap fails, so nothing is
-lost; on a GPU another program's update between the load and the swap is. A loop whose body does not swap retries
-nothing: its swaps race like stores."""
+lost; on a GPU another program's update between the load and the swap is. The grader makes a swap in a loop fail
+once where another program updated its element: the updates it loses make out wrong."""
 
 import triton
 import triton.language as tl
