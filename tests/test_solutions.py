@@ -328,3 +328,15 @@ def test_a_case_run_twice_natively_fails_when_the_two_results_differ_in_a_bit():
     assert outcome.reason == "nondeterministic" and outcome.message.startswith("dv differs between two runs on the "
                                                                                "same inputs (1 of 12 elements)")
     assert "atomics" in outcome.hint
+
+
+@pytest.mark.puzzle17
+@pytest.mark.parametrize("seed", [11, 19, 1004910565])
+def test_puzzle_17s_solution_keeps_every_product_live_on_seeds_that_once_lost_one(seed):
+    """At a per-line nudge of 2^-10, the dq product's perturbation fell under half a float16 ulp of ds on these seeds
+    (case "dO x 100") and the solution was judged to have done dead tensor-core work (DotShadows.NUDGE)."""
+    puzzle = registry.find(17)
+    case = next(c for c in puzzle.cases if c.name == "dO x 100")
+    result = grade_file(dataclasses.replace(puzzle, cases=(case,)), ROOT / "solutions" / f"{puzzle.module}.py",
+                        seed=seed)
+    assert result.cases[0].passed, result.cases[0].message
