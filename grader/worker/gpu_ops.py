@@ -283,18 +283,23 @@ def cas_lanes_in_any_order(original):
 
 def swap_failing(original, args, lanes):
     """create_atomic_cas(ptr, cmp, val, ...) where the `lanes` (Recorder.contended_swaps) fail once, as on a GPU when
-    another program's update lands between a program's load and its swap: their compare value is made one that
-    memory does not hold (the lowest bit flipped), so nothing is swapped, and they return that value, not equal
-    to the compare value, so a retry loop goes round again (and a loop that gives up loses the update)."""
+    another program's update lands between a program's load and its swap: they swap in the value they compare (so
+    memory keeps what it holds), and where the swap would have taken they return the compare value with its lowest
+    bit flipped, as if another program had changed it, so a retry loop goes round again (and a loop that gives up
+    loses the update); where it would have failed anyway, they return what memory holds, as the swap does."""
     from triton.runtime import interpreter
 
     if lanes is None:
         return original(*args)
     compare = np.broadcast_to(np.asarray(args[1].data), lanes.shape)
+    value = np.broadcast_to(np.asarray(args[2].data), lanes.shape)
     unsigned = compare.dtype.str.replace("f", "u").replace("i", "u")[1:]
-    phantom = np.where(lanes, (compare.view(unsigned) ^ 1).view(compare.dtype), compare)
-    result = original(args[0], interpreter.TensorHandle(phantom, args[1].dtype), *args[2:])
-    return interpreter.TensorHandle(np.where(lanes, phantom, np.asarray(result.data)), result.dtype)
+    kept = interpreter.TensorHandle(np.where(lanes, compare, value), args[2].dtype)
+    result = original(args[0], args[1], kept, *args[3:])
+    found = np.asarray(result.data)
+    would_take = lanes & (found.view(unsigned) == compare.view(unsigned))
+    phantom = (compare.view(unsigned) ^ 1).view(compare.dtype)
+    return interpreter.TensorHandle(np.where(would_take, phantom, found), result.dtype)
 
 
 def _tree_fold(self, values):
