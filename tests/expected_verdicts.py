@@ -178,6 +178,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p07_cas_gives_up_after_one_failure.py": ("mismatch", "failed once here, as they may on a GPU"),
     "cheating/p07_last_program_normalizes.py": ("race", "with a plain load, which program"),
     "cheating/p07_borrows_den_by_exchange.py": ("race", "updated it with an atomic in the same launch"),
+    # review 18: a read-modify-write made of two atomics that combine (read with atomic_or(p, 0), write with
+    # atomic_xor): the interpreter never interleaves programs, a GPU loses updates between the two
+    "cheating/p07_rmw_by_or_and_xor.py": ("race", "one with tl.atomic_xor of a value made from what an atomic read "
+                                                  "there"),
     "cheating/p01_atomic_reads_another_lanes_store.py": ("race", "with an atomic, over what another lane"),
     "cheating/p11_k_walk_capped.py": ("mismatch", "elements of c wrong"),
     # the fifteenth review: walks capped just past the longest list the cases held, and a window as one tile

@@ -20,10 +20,11 @@ What the wrappers do while a ``Recorder`` is active:
   (``StoreSegment``: per-program budgets that pairing programs cannot game);
 - record, per launch, which program stored each element: two programs storing one element (even the
   same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add, max, ...)
-  are exempt among themselves; an exchange, and a compare-and-swap outside a retry loop, overwrite and race; a
-  plain store of an element another program adds into atomically, and a plain load of an element another program
-  updated atomically (outside a compare-and-swap retry loop), race too (``_check_atomic_race``); a swap in a retry
-  loop fails once where another program updated its element, as it may on a GPU (``contended_swaps``);
+  are exempt among themselves; an exchange, a compare-and-swap outside a retry loop, and an atomic that writes a
+  value made from what an atomic read there (``Recorder.read_back``) overwrite and race; a plain store of an
+  element another program adds into atomically, and a plain load of an element another program updated atomically
+  (outside a compare-and-swap retry loop), race too (``_check_atomic_race``); a swap in a retry loop fails once
+  where another program updated its element, as it may on a GPU (``contended_swaps``);
 - give masked-off lanes of a load without ``other=`` a poison value (a NaN whose payload the judge recognises,
   ``transfer.UNDEFINED_NAN32``, or the largest integer), as undefined as on a GPU, where the interpreter gives 0;
 - hand loads and stores boolean masks (the interpreter can build an int32 one that it then rejects), and note
@@ -208,7 +209,7 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
         failing = None  # a compare-and-swap's lanes that fail once (in a retry loop, as on a GPU: contended_swaps)
         if _active is not None:
             if kind == "atomic":
-                racy = _overwriting_atomic(name, args)
+                racy = _active.overwriting_atomic(name, args)
                 _active._access(kind, args[ptr_at], mask, racy=racy, swap=name == "create_atomic_cas")
                 failing = _active.contended_swaps(args[ptr_at]) if name == "create_atomic_cas" and not racy else None
             else:
@@ -223,22 +224,12 @@ def _wrap_memory_op(original, name, kind, ptr_at, mask_at):
                 if poison is not None:
                     args = (*args[:_OTHER_AT], poison, *args[_OTHER_AT + 1:])
         result = original(*args, **kwargs) if failing is None else gpu_ops.swap_failing(original, args, failing)
+        if kind == "atomic" and _active is not None:
+            _active.note_atomic_result(result, args[ptr_at])
         if kind == "load" and _active is not None and _active.shadows is not None:
             _active.shadows.load(result, mask)
         return result
     return wrapper
-
-
-def _overwriting_atomic(name: str, args) -> str:
-    """'' for an atomic that only combines (add, max, ...); else what it is, for the race detector to treat it as
-    a store. An exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that loses
-    updates like a plain store. So does a compare-and-swap outside a `while` loop: when another program changed
-    the element first, it fails, and nothing tries again."""
-    if name == "create_atomic_rmw" and "XCHG" in str(args[0]).upper():
-        return "tl.atomic_xchg"
-    if name == "create_atomic_cas" and not _in_while_loop():
-        return "tl.atomic_cas outside a retry loop"
-    return ""
 
 
 _ROUNDED = "_grader_rounded_16"  # on a block: a float32 value rounded to 16 bits on its way (x.to(fp16).to(fp32))
@@ -271,6 +262,8 @@ def _wrap_tagging(original, name):
             if _active.shadows is not None and name != "create_dot":  # see _wrap_dot
                 _active.shadows.op(original, name, result, args, kwargs)
             _active._tag(result, args)
+            if _active.atomic_reads:
+                _active.carry_reads(result, args)
             if splat and isinstance(getattr(result, "attr", None), dict):
                 result.attr[_SPLAT] = True
             if _active.dot_calls:

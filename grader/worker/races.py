@@ -116,7 +116,7 @@ class RaceChecks:
             if owners is not None and (self._yields() or region.map is not None):
                 before = owners[elements]
                 clash = np.flatnonzero((before >= 0) & (before != me))
-                self._atomic_clash(region, elements, clash, before, "write")
+                self._atomic_clash(region, elements, clash, before, "write", self._overwritten_with.get(region, ""))
             loaded = self._loaded_by.get(region)
             if loaded is not None and (self.race is None or region.map is not None):
                 other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])

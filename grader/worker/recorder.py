@@ -14,6 +14,7 @@ from grader.worker.regions import (
     _DOTS,
     _SPLAT,
     _TAG,
+    _WRITTEN_AT,
     WATCH_EVERY,
     AccessViolation,
     Launch,
@@ -35,6 +36,8 @@ from grader.worker.regions import (
     _steps,
     wrong_pitch,
 )
+
+_READ_BACK = "_grader_atomic_read"  # on a block: made from what an atomic returned; the tensors it read
 
 MASK_FIX_ADVICE = (
     "the stock interpreter of triton 3.9 (without the grader) rejects this mask with \"mask has unsupported "
@@ -88,6 +91,7 @@ class Recorder(RaceChecks):
         # Every counted tl.dot call: (its kernel line, multiply-adds, M, N); its index is the id the blocks computed
         # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
         self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
+        self.atomic_reads = False  # an atomic's returned value was noted (note_atomic_result)
         self.live_dots: set[int] = set()
         self.unfed_dots: set[int] = set()  # tl.dot calls whose operands no input's values fill (DotShadows.fed)
         # Set by the grader where the tl.dot budget applies: DotShadows, which perturbs each tl.dot's result and
@@ -186,6 +190,7 @@ class Recorder(RaceChecks):
         self._grid_launches += 1
         self._programs_of_launch = []
         self._stored_by = {}
+        self._overwritten_with = {}  # per region: the overwriting atomic that wrote it (_count's racy), for messages
         self._atomic_by = {}
         self._loaded_by = {}
 
@@ -330,6 +335,7 @@ class Recorder(RaceChecks):
             if region.map is not None:
                 region.map.touch(kind, ordinal, elements)
             if racy:  # no race among atomics that add: the hardware orders them; these overwrite
+                self._overwritten_with[region] = racy
                 self._check_write_race(region, touched, racy)
             self._check_atomic_race(region, touched, "atomic", swap)
             return
@@ -428,6 +434,43 @@ class Recorder(RaceChecks):
         found = [h.attr[_DOTS] for h in handles if _DOTS in h.attr]
         if found:
             attr[_DOTS] = frozenset().union(*found)
+
+    # -- read-modify-writes made of separate atomics (review 18) --------------------------------------------------
+    def note_atomic_result(self, result, ptrs):
+        """What an atomic returns carries the tensors it read (_READ_BACK), through every op made from it
+        (carry_reads): an atomic that writes a value made from it is a read-modify-write (see read_back)."""
+        attr = getattr(result, "attr", None)
+        regions = self._regions_for(ptrs) if isinstance(attr, dict) else ()
+        if regions:
+            attr[_READ_BACK] = frozenset(regions)
+            self.atomic_reads = True
+
+    def carry_reads(self, result, handles):
+        attr = getattr(result, "attr", None)
+        found = [h.attr[_READ_BACK] for h in handles if _READ_BACK in (getattr(h, "attr", None) or ())]
+        if found and isinstance(attr, dict):
+            attr[_READ_BACK] = frozenset().union(*found)
+
+    def overwriting_atomic(self, name: str, args) -> str:
+        """'' for an atomic that only combines (add, max, ...); else what it is, for the race detector to treat it as
+        a store. An exchange overwrites what it finds: a load, an add and an xchg is a read-modify-write that loses
+        updates like a plain store. So does a compare-and-swap outside a `while` loop (when another program changed
+        the element first, it fails, and nothing tries again), and an atomic that writes a value made from what an
+        atomic read there (read_back)."""
+        if name == "create_atomic_rmw" and "XCHG" in str(args[0]).upper():
+            return "tl.atomic_xchg"
+        if name == "create_atomic_cas" and not _in_while_loop():
+            return "tl.atomic_cas outside a retry loop"
+        if name == "create_atomic_rmw" and self.read_back(args[_WRITTEN_AT[name]], args[1]):
+            return f"tl.atomic_{str(args[0]).split('.')[-1].lower()} of a value made from what an atomic read there"
+        return ""
+
+    def read_back(self, value, ptrs) -> bool:
+        """The atomic about to write `value` through `ptrs` writes what an atomic read from the same tensor, changed:
+        two atomics, with room between them for another program's update, which the second one then overwrites.
+        (Only a compare-and-swap, which checks that the element still holds what it read, updates so safely.)"""
+        read = (getattr(value, "attr", None) or {}).get(_READ_BACK) if self.atomic_reads else None
+        return bool(read) and any(region in read for region in self._regions_for(ptrs))
 
     def _mark_live(self, written):
         """The tl.dot calls whose results reach the value this store writes did real work (a pointer or a mask

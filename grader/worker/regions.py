@@ -432,7 +432,12 @@ class Race:
                 "tl.program_id(0) * B0 + tl.arange(0, B0)")
 
     def _atomic_message(self, name: str) -> str:
-        if self.kind == "write":
+        if self.kind == "write" and self.via:
+            what = (f"programs {self.first} and {self.second} both updated {name} in the same launch, one with "
+                    f"{self.via}: on a GPU they run at the same time, so the other's update can land between what "
+                    "it read and what it wrote, and be lost. For a sum, use one tl.atomic_add per element; a "
+                    "compare-and-swap in a loop that retries until it succeeds is the only safe read-modify-write")
+        elif self.kind == "write":
             what = (f"programs {self.first} and {self.second} both wrote {name} in the same launch, one with a plain "
                     "tl.store and the other with an atomic: on a GPU they run at the same time, so the store may land "
                     "after some of the atomic updates and wipe them. Atomics are safe only among atomics: start the "
