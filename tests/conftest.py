@@ -12,19 +12,32 @@ import pytest  # noqa: E402
 from grader.course.registry import PUZZLES  # noqa: E402
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """Under `-n`, tests marked `xdist_group` share a worker; the rest are dealt out one at a time as with `load`.
-
-    A module whose fixture runs one costly child process (every solution on the stock interpreter, every docstring
-    snippet compiled) marks its tests with one group, so that child runs once in the session and not on each worker.
-    """
-    if config.option.dist == "load":
-        from xdist.scheduler import LoadGroupScheduling
-        return LoadGroupScheduling(config, log)
-    return None
-
-
 def pytest_configure(config):
+    """Puzzle markers; and under `-n` (xdist's `load`), distribute as `loadgroup`: tests marked `xdist_group` share
+    a worker, the rest are dealt out one at a time as with `load`. A module whose fixture runs one costly child
+    process (every solution on the stock interpreter, every docstring snippet compiled, a notebook run) marks its
+    tests with one group, so that the child runs once in the session and not on each worker; the fixture is
+    session-scoped (or keeps its result), as pytest ends a module-scoped one whenever another module's test runs
+    between."""
+    if getattr(config.option, "dist", None) == "load":  # the controller: schedule by group
+        config.option.dist = "loadgroup"
     for puzzle in PUZZLES:
         config.addinivalue_line("markers", f"puzzle{puzzle.number}: tests of puzzle {puzzle.number} ({puzzle.slug})")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """In an xdist worker, a test marked `xdist_group` gets its group after an @ in its id, which is what the
+    controller's loadgroup scheduler reads (xdist adds it only under an explicit `--dist loadgroup`, and in a
+    way pytest 9.2's ids no longer see)."""
+    if not hasattr(config, "workerinput"):
+        return
+    for item in items:
+        groups = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
+        if groups and "@" not in item.nodeid:
+            grouped = f"{item.nodeid}@{'_'.join(groups)}"
+            if hasattr(item, "_id"):  # pytest 9.2 keeps a structured id, which xdist 3.8's suffix misses
+                from _pytest.nodeid import NodeId
+                item._id = NodeId.parse(grouped)
+            else:
+                item._nodeid = grouped

@@ -547,9 +547,10 @@ KERNEL_CODE = [snippet for snippet in SHOWN if _is_kernel_code(snippet)]
 CONTROL = Snippet("acc = tl.zeros([N0], dtype=tl.float32)", "01_warmup", "this test (a run-time shape)")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def verdicts() -> dict[Snippet, str | None]:
-    """Every kernel snippet compiled once, in one child process."""
+    """Every kernel snippet compiled once, in one child process (session-scoped: see test_stock_interpreter.py's
+    stock_run)."""
     jobs = []
     for snippet in [*KERNEL_CODE, CONTROL]:
         source, signature, constexprs = _kernel_source(snippet)

@@ -74,8 +74,10 @@ def puzzles_of(chapter: str):
     return [p for p in registry.PUZZLES if p.notebook == chapter]
 
 
-# One parameter per notebook, carrying the markers of its puzzles: `pytest -m puzzle5` runs chapter 2 too.
-CHAPTERS = [pytest.param(chapter, marks=[getattr(pytest.mark, f"puzzle{p.number}") for p in puzzles_of(chapter)],
+# One parameter per notebook, carrying the markers of its puzzles (`pytest -m puzzle5` runs chapter 2 too) and an
+# xdist group, so that under -n a notebook's tests share the worker that holds its one run with stubs (run_with_stubs).
+CHAPTERS = [pytest.param(chapter, marks=[*(getattr(pytest.mark, f"puzzle{p.number}") for p in puzzles_of(chapter)),
+                                         pytest.mark.xdist_group(f"notebook_{chapter}")],
                          id=chapter) for chapter in dict.fromkeys(p.notebook for p in registry.PUZZLES)]
 
 
@@ -134,14 +136,21 @@ def _with_exercises(chapter, code_for):
     return notebook
 
 
-@pytest.fixture(scope="module", params=CHAPTERS)
+_RUNS_WITH_STUBS: dict[str, tuple] = {}
+
+
+@pytest.fixture(params=CHAPTERS)
 def run_with_stubs(request):
     """(chapter, the executed notebook, its check outputs) with every exercise cell holding its stub: the
-    notebook as committed. Module-scoped, so the two tests below share one execution per chapter."""
-    notebook = _with_exercises(request.param, lambda n: code_part(make_stub(solution(n), n)))
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        checks = execute(notebook, monkeypatch)
-    return request.param, notebook, checks
+    notebook as committed. One execution per chapter, which the three tests below share (kept here, not in a
+    module-scoped fixture: pytest ends those whenever another module's or chapter's test runs between, and
+    under xdist the notebook then ran twice)."""
+    if request.param not in _RUNS_WITH_STUBS:
+        notebook = _with_exercises(request.param, lambda n: code_part(make_stub(solution(n), n)))
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            checks = execute(notebook, monkeypatch)
+        _RUNS_WITH_STUBS[request.param] = request.param, notebook, checks
+    return _RUNS_WITH_STUBS[request.param]
 
 
 @requires_interpreter

@@ -98,9 +98,11 @@ def _every_case():
                                id=f"{puzzle.module}-{re.sub(r'[^0-9A-Za-z]+', '_', case.name).strip('_')}")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def stock_run(tmp_path_factory) -> dict:
-    """One child process for all solutions: TRITON_INTERPRET=1 from the start, no hook."""
+    """One child process for all solutions: TRITON_INTERPRET=1 from the start, no hook. Session-scoped: under
+    xdist, another module's tests can run between this module's on the worker, and pytest ends a module-scoped
+    fixture at each switch, so the child ran twice (two minutes of CPU each time)."""
     out = tmp_path_factory.mktemp("stock") / "verdicts.json"
     environment = {**os.environ, "TRITON_INTERPRET": "1",
                    "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
