@@ -9,6 +9,7 @@ import numpy as np
 
 from grader.worker.dot_shadows import DotShadows
 from grader.worker.frames import _HERE, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
+from grader.worker.program_order import ProgramOrder
 from grader.worker.races import RaceChecks
 from grader.worker.regions import (
     _DOTS,
@@ -71,6 +72,9 @@ class Recorder(RaceChecks):
         self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
+        self._order: ProgramOrder | None = None  # the order this launch's programs run in (drawn, not the ids')
+        self._first_ordinal = 0  # this launch's first program's number in program_names
+        self.ordinal = 0  # the running program's number in program_names (what a RegionMap names it by)
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
         self._lane_of: dict[Region, tuple] = {}  # this program: (elements it stored, sorted; the lane of each)
         # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
@@ -103,7 +107,7 @@ class Recorder(RaceChecks):
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
         # element, and numpy work per access proportional to its lanes.
         self.maps = False
-        self.program_names: list[tuple] = []  # (launch number, program id) of each program, in the order they ran
+        self.grids: list[tuple[int, int, int]] = []  # the grid of each launch begun
         self._pointers: np.ndarray | None = None  # the block of pointers of the access being checked
 
     # -- regions ----------------------------------------------------------------------
@@ -181,21 +185,39 @@ class Recorder(RaceChecks):
                 if name not in region.params:
                     region.params.append(name)
 
-    def _start_grid(self):
-        """A launch begins: programs of earlier launches cannot race with its programs."""
+    def _start_grid(self, grid: tuple[int, int, int]):
+        """A launch of `grid` begins: programs of earlier launches cannot race with its programs. They will run in
+        an order drawn for it (program_order), not in id order."""
         self._grid_launches += 1
+        self.programs += math.prod(grid)
+        self._order = ProgramOrder(grid, self._grid_launches)
+        self._first_ordinal = sum(math.prod(earlier) for earlier in self.grids)
+        self.grids.append(grid)
         self._programs_of_launch = []
         self._stored_by = {}
         self._atomic_by = {}
         self._loaded_by = {}
 
-    def _start_program(self, program: tuple):
+    def _start_program(self, given: tuple) -> tuple:
+        """The interpreter starts its next program, `given` in id order: the one the drawn order runs there starts
+        instead, and is returned (for the interpreter to run)."""
+        place = len(self._programs_of_launch)
+        program = given if self._order is None else self._order.program(place, given)
         self.program = program
+        self.ordinal = self._first_ordinal + (0 if self._order is None else self._order.index(program))
         self._programs_of_launch.append(program)
         self._lane_of = {}  # this program's stores: per region, each element's lane (see _check_lanes)
         self._swaps_failed = {}  # this program's: per region, the elements a swap failed once on (contended_swaps)
-        self.program_names.append((self._grid_launches, program))
         self._watch()
+        return program
+
+    @property
+    def program_names(self) -> list[tuple]:
+        """(launch number, program id) of each program of every launch begun, launch after launch, each launch's in
+        id order (not the drawn order they ran in), so that a program's number (`ordinal`, what a RegionMap names
+        it by) is the same whatever order ran it."""
+        return [(launch, program) for launch, grid in enumerate(self.grids, 1)
+                for program in ProgramOrder.in_id_order(grid)]
 
     def barrier(self):
         """tl.debug_barrier: every lane's stores before it are seen by every lane after it."""
@@ -266,7 +288,7 @@ class Recorder(RaceChecks):
             for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
                 if region.map is not None and (owner == index).any():
                     elements = _spanned(addrs[owner == index] - np.int64(region.start), width, region.itemsize)
-                    region.map.touch(kind, len(self.program_names) - 1, np.unique(elements))
+                    region.map.touch(kind, self.ordinal, np.unique(elements))
             region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
             offsets = addrs[bad] - np.int64(region.start)
             size = region.numel * region.itemsize
@@ -301,7 +323,7 @@ class Recorder(RaceChecks):
             for region in regions:
                 if region.map is not None:
                     region.map.masked_lanes += off.size
-                    region.map.masking.add(len(self.program_names) - 1)
+                    region.map.masking.add(self.ordinal)
                     offsets = off - np.int64(region.start)
                     inside = (offsets >= 0) & (offsets < region.numel * region.itemsize) \
                         & (offsets % region.itemsize == 0)
@@ -311,7 +333,7 @@ class Recorder(RaceChecks):
                swap: bool = False):
         """Count one access's lanes in `region` (byte offsets of lanes `width` bytes wide; a store's `values` beside
         them), in all and for this program, in bytes."""
-        ordinal = len(self.program_names) - 1
+        ordinal = self.ordinal
         program = (self._grid_launches, self.program)
         if kind != "load" and region.given and self.input_store is None:
             self.input_store = (region, int(offsets.min()) // region.itemsize, self.program, *_kernel_line())
