@@ -519,7 +519,7 @@ def _record(recorder, puzzle: Puzzle) -> dict:
     coach's figures."""
     if recorder is None:
         return {}
-    note = "\n".join(text for text in (recorder.mask_fix_note(), recorder.swap_note(),
+    note = "\n".join(text for text in (recorder.mask_fix_note(), recorder.swap_note(), recorder.order_note(),
                                         _int32_offsets_note(puzzle, recorder)) if text)
     return {"recorded": True, "programs": recorder.programs, "note": note,
             "accesses": _accesses(recorder), "coach": coach.figures(recorder, puzzle.outputs).to_json()}

@@ -12,6 +12,7 @@ from grader.worker.frames import _HERE, _in_while_loop, _kernel_line, _triton_di
 from grader.worker.program_order import ProgramOrder
 from grader.worker.races import RaceChecks
 from grader.worker.regions import (
+    _ATOMIC_OLD,
     _DOTS,
     _SPLAT,
     _TAG,
@@ -55,6 +56,8 @@ class Recorder(RaceChecks):
         # its code); put back later or not, it is refused (input_store_message)
         self.input_store: tuple | None = None
         self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
+        self.atomics_ran = False  # an atomic ran (from then on, _tag looks for its old values in use: order_note)
+        self.atomic_old_used = False  # a launch of two programs or more used the old values an atomic returned
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
@@ -263,6 +266,8 @@ class Recorder(RaceChecks):
         detector treats as a store (an exchange, or a compare-and-swap outside a retry loop); `swap`: the atomic is a
         compare-and-swap (in a retry loop, its guess is checked: _check_atomic_race)."""
         self._accesses_since_watch += 1
+        if value is not None:
+            self._note_old_used((value,))
         if self._accesses_since_watch >= WATCH_EVERY:
             self._watch()
         data = np.asarray(ptrs.data)
@@ -338,6 +343,7 @@ class Recorder(RaceChecks):
         if kind != "load" and region.given and self.input_store is None:
             self.input_store = (region, int(offsets.min()) // region.itemsize, self.program, *_kernel_line())
         if kind == "atomic":  # every lane reads and writes, duplicates included: the hardware applies each one
+            self.atomics_ran = True
             elements = _spanned(offsets, width, region.itemsize)
             moved = offsets.size * width
             region.atomics += offsets.size
@@ -412,6 +418,15 @@ class Recorder(RaceChecks):
                 "another program can update the element between your load and your swap; a retry loop must swap "
                 "again until the value it compared is the value it found")
 
+    def order_note(self) -> str:
+        """Where a launch of several programs used the old values an atomic returned, a note that the grader ran its
+        programs in a drawn order, not in id order; '' elsewhere."""
+        if not self.atomic_old_used:
+            return ""
+        return ("note: your kernel used the values an atomic returned, which depend on the order programs reach it. "
+                "The grader runs a launch's programs in an order it draws, not in id order, as a GPU keeps none: a "
+                "ticket is no program id, and a sum read before every program added into it is partial")
+
     def mask_fix_note(self) -> str:
         """What to write instead of the masks the hook had to make boolean; '' if none."""
         if not self.mask_fixes:
@@ -427,7 +442,13 @@ class Recorder(RaceChecks):
                                    tuple(others), width, steps, pitch)
         raise AccessViolation(self.violation.message())
 
+    def _note_old_used(self, handles):
+        """Note a launch of several programs that computes with, or stores, an atomic's old values (order_note)."""
+        if self.atomics_ran and not self.atomic_old_used and self.grids and math.prod(self.grids[-1]) > 1:
+            self.atomic_old_used = any(_ATOMIC_OLD in (getattr(h, "attr", None) or {}) for h in handles)
+
     def _tag(self, result, args):
+        self._note_old_used(args)
         if not _is_pointer(result) or _TAG in result.attr:
             return
         regions = []

@@ -13,6 +13,7 @@ import numpy as np
 _TAG = "_grader_region"
 _DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
 _SPLAT = "_grader_splat"  # on a block: made by splatting one value (tl.zeros, tl.full, a scalar broadcast)
+_ATOMIC_OLD = "_grader_atomic_old"  # on a block: the old values an atomic (add, max, xchg, ...) returned
 _SHADOW = "_grader_shadow"  # on a block: {perturbation: the block's values had that tl.dot result moved} (DotShadows)
 _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
     "create_masked_load": ("load", 0, 1),
