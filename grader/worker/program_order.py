@@ -27,8 +27,10 @@ def reseed(seed: int) -> None:
 class ProgramOrder:
     """One launch's programs: the one that runs at each place, and each one's place in id order."""
 
-    def __init__(self, grid: tuple[int, int, int], launch: int):
-        self.grid = grid
+    def __init__(self, grid: tuple[int, int, int], launch: int, first: int = 0):
+        """The order of launch number `launch` (from 1) of a recording; `first`: the number of programs of the
+        recording's launches before it (its first program's ordinal)."""
+        self.grid, self.first = grid, first
         draw = np.random.default_rng(zlib.crc32(f"{_seed}/{launch}/{grid}".encode()))  # the same for the same
         # seed, launch and grid
         self.flat = draw.permutation(math.prod(grid))
@@ -43,14 +45,14 @@ class ProgramOrder:
         flat = int(self.flat[place])
         return (flat // (ny * nz), flat // nz % ny, flat % nz)
 
-    def index(self, program: tuple) -> int:
-        """The program's place in id order (x outermost, z innermost, as the interpreter's loops nest)."""
+    def ordinal(self, program: tuple) -> int:
+        """The program's number in the recording: `first` plus its place in id order (x outermost, z innermost, as
+        the interpreter's loops nest)."""
         _, ny, nz = self.grid
         x, y, z = (int(i) for i in program)
-        return (x * ny + y) * nz + z
+        return self.first + (x * ny + y) * nz + z
 
-    @staticmethod
-    def in_id_order(grid: tuple[int, int, int]) -> list[tuple]:
-        """Every program of a launch of `grid`, in id order."""
-        nx, ny, nz = grid
+    def in_id_order(self) -> list[tuple]:
+        """Every program of the launch, in id order."""
+        nx, ny, nz = self.grid
         return [(x, y, z) for x in range(nx) for y in range(ny) for z in range(nz)]

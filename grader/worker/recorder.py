@@ -56,7 +56,6 @@ class Recorder(RaceChecks):
         # its code); put back later or not, it is refused (input_store_message)
         self.input_store: tuple | None = None
         self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
-        self.atomics_ran = False  # an atomic ran (from then on, _tag looks for its old values in use: order_note)
         self.atomic_old_used = False  # a launch of two programs or more used the old values an atomic returned
         self.program = (0, 0, 0)
         self.programs = 0
@@ -75,9 +74,6 @@ class Recorder(RaceChecks):
         self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
-        self._order: ProgramOrder | None = None  # the order this launch's programs run in (drawn, not the ids')
-        self._first_ordinal = 0  # this launch's first program's number in program_names
-        self.ordinal = 0  # the running program's number in program_names (what a RegionMap names it by)
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
         self._lane_of: dict[Region, tuple] = {}  # this program: (elements it stored, sorted; the lane of each)
         # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
@@ -110,7 +106,7 @@ class Recorder(RaceChecks):
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
         # element, and numpy work per access proportional to its lanes.
         self.maps = False
-        self.grids: list[tuple[int, int, int]] = []  # the grid of each launch begun
+        self.orders: list[ProgramOrder] = []  # each launch begun: its grid, and the order its programs run in
         self._pointers: np.ndarray | None = None  # the block of pointers of the access being checked
 
     # -- regions ----------------------------------------------------------------------
@@ -192,10 +188,8 @@ class Recorder(RaceChecks):
         """A launch of `grid` begins: programs of earlier launches cannot race with its programs. They will run in
         an order drawn for it (program_order), not in id order."""
         self._grid_launches += 1
+        self.orders.append(ProgramOrder(grid, self._grid_launches, first=self.programs))
         self.programs += math.prod(grid)
-        self._order = ProgramOrder(grid, self._grid_launches)
-        self._first_ordinal = sum(math.prod(earlier) for earlier in self.grids)
-        self.grids.append(grid)
         self._programs_of_launch = []
         self._stored_by = {}
         self._atomic_by = {}
@@ -204,10 +198,8 @@ class Recorder(RaceChecks):
     def _start_program(self, given: tuple) -> tuple:
         """The interpreter starts its next program, `given` in id order: the one the drawn order runs there starts
         instead, and is returned (for the interpreter to run)."""
-        place = len(self._programs_of_launch)
-        program = given if self._order is None else self._order.program(place, given)
+        program = self.orders[-1].program(len(self._programs_of_launch), given) if self.orders else given
         self.program = program
-        self.ordinal = self._first_ordinal + (0 if self._order is None else self._order.index(program))
         self._programs_of_launch.append(program)
         self._lane_of = {}  # this program's stores: per region, each element's lane (see _check_lanes)
         self._swaps_failed = {}  # this program's: per region, the elements a swap failed once on (contended_swaps)
@@ -219,8 +211,12 @@ class Recorder(RaceChecks):
         """(launch number, program id) of each program of every launch begun, launch after launch, each launch's in
         id order (not the drawn order they ran in), so that a program's number (`ordinal`, what a RegionMap names
         it by) is the same whatever order ran it."""
-        return [(launch, program) for launch, grid in enumerate(self.grids, 1)
-                for program in ProgramOrder.in_id_order(grid)]
+        return [(launch, program) for launch, order in enumerate(self.orders, 1) for program in order.in_id_order()]
+
+    @property
+    def ordinal(self) -> int:
+        """The running program's number in program_names (what a RegionMap names it by)."""
+        return self.orders[-1].ordinal(self.program) if self.orders else 0
 
     def barrier(self):
         """tl.debug_barrier: every lane's stores before it are seen by every lane after it."""
@@ -343,7 +339,6 @@ class Recorder(RaceChecks):
         if kind != "load" and region.given and self.input_store is None:
             self.input_store = (region, int(offsets.min()) // region.itemsize, self.program, *_kernel_line())
         if kind == "atomic":  # every lane reads and writes, duplicates included: the hardware applies each one
-            self.atomics_ran = True
             elements = _spanned(offsets, width, region.itemsize)
             moved = offsets.size * width
             region.atomics += offsets.size
@@ -444,7 +439,7 @@ class Recorder(RaceChecks):
 
     def _note_old_used(self, handles):
         """Note a launch of several programs that computes with, or stores, an atomic's old values (order_note)."""
-        if self.atomics_ran and not self.atomic_old_used and self.grids and math.prod(self.grids[-1]) > 1:
+        if self._atomic_by and not self.atomic_old_used and math.prod(self.orders[-1].grid) > 1:
             self.atomic_old_used = any(_ATOMIC_OLD in (getattr(h, "attr", None) or {}) for h in handles)
 
     def _tag(self, result, args):
