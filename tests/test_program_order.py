@@ -44,6 +44,19 @@ def test_tickets_never_follow_the_program_ids_and_each_program_runs_once(grid):
     assert "a ticket is no program id" in recorder.order_note()
 
 
+@triton.jit
+def _sum_kernel(x_ptr, total_ptr, B: tl.constexpr):
+    """Each program adds its block into total[0], and reads nothing back."""
+    tl.atomic_add(total_ptr, tl.sum(tl.load(x_ptr + tl.program_id(0) * B + tl.arange(0, B)), axis=0))
+
+
+def test_atomics_whose_values_are_not_used_bring_no_note():
+    x, total = torch.ones(64), torch.zeros(1)
+    with instrument.recording() as recorder:
+        _sum_kernel[(4,)](x, total, B=16)
+    assert total.item() == 64.0 and recorder.order_note() == ""
+
+
 def test_a_lone_program_takes_the_first_ticket():
     tickets, recorder = _tickets((1, 1, 1))
     assert tickets == [0] and recorder.order_note() == ""  # nothing to order
