@@ -14,6 +14,7 @@ from grader.worker.races import RaceChecks
 from grader.worker.regions import (
     _ATOMIC_OLD,
     _DOTS,
+    _OFFSET_BITS,
     _SPLAT,
     _TAG,
     WATCH_EVERY,
@@ -277,7 +278,7 @@ class Recorder(RaceChecks):
         self._count_lanes(kind, data, active, regions)
         if not regions:
             if addrs.size:
-                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width)
+                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width, bits=_offset_bits(ptrs))
             return
         owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
         for index, region in enumerate(regions):
@@ -296,7 +297,7 @@ class Recorder(RaceChecks):
             outside = np.where((offsets >= 0) & (offsets < size), size, offsets)  # each lane's first byte outside
             first = sorted(set((outside // region.itemsize).tolist()))[:4]
             self._stop(kind, region, int(bad.sum()), addrs.size, first, data,
-                       [r for r in regions if r is not region], width)
+                       [r for r in regions if r is not region], width, _offset_bits(ptrs))
         positions = np.flatnonzero(active) + (hash(data.shape) % (1 << 20) << 32)  # each lane: its shape and place
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
@@ -429,12 +430,12 @@ class Recorder(RaceChecks):
         lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
         return f"note: {MASK_FIX_ADVICE}{lines}"
 
-    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0):
+    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0, bits=0):
         where, code = _kernel_line()
         steps = _steps(data)
         pitch = "" if region is None else wrong_pitch(region, steps, self._launch_sizes())
         self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(data.shape),
-                                   tuple(others), width, steps, pitch)
+                                   tuple(others), width, steps, pitch, bits)
         raise AccessViolation(self.violation.message())
 
     def _note_old_used(self, handles):
@@ -444,6 +445,8 @@ class Recorder(RaceChecks):
 
     def _tag(self, result, args):
         self._note_old_used(args)
+        if _is_pointer(result):
+            _carry_offset_bits(result, args)
         if not _is_pointer(result) or _TAG in result.attr:
             return
         regions = []
@@ -499,3 +502,19 @@ class Recorder(RaceChecks):
     def dead_dot_work(self) -> int:
         """Multiply-adds of tl.dot calls whose results never reached a store."""
         return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if not self.dot_is_live(index))
+
+
+def _offset_bits(handle) -> int:
+    return (getattr(handle, "attr", None) or {}).get(_OFFSET_BITS, 0)
+
+
+def _carry_offset_bits(result, args) -> None:
+    """Let a pointer keep the narrowest integer (8 or 16 bits) added to it on its way: such offsets wrap around at
+    128 or 32768 (bounds_hint names it, whichever program of the launch ran out of bounds first)."""
+    bits = [_offset_bits(arg) for arg in args if _offset_bits(arg)]
+    for arg in args:
+        data = getattr(arg, "data", None)
+        if isinstance(data, np.ndarray) and data.dtype.kind == "i" and data.itemsize < 4 and not _is_pointer(arg):
+            bits.append(8 * data.itemsize)
+    if bits:
+        result.attr[_OFFSET_BITS] = min(bits)

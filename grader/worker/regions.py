@@ -14,6 +14,7 @@ _TAG = "_grader_region"
 _DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
 _SPLAT = "_grader_splat"  # on a block: made by splatting one value (tl.zeros, tl.full, a scalar broadcast)
 _ATOMIC_OLD = "_grader_atomic_old"  # on a block: the old values an atomic (add, max, xchg, ...) returned
+_OFFSET_BITS = "_grader_offset_bits"  # on a pointer: the narrowest integer (8 or 16 bits) added to it on its way
 _SHADOW = "_grader_shadow"  # on a block: {perturbation: the block's values had that tl.dot result moved} (DotShadows)
 _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
     "create_masked_load": ("load", 0, 1),
@@ -319,6 +320,7 @@ class Violation:
     width: int = 0  # bytes each lane moves (its pointer's element type)
     steps: tuple = ()  # per axis of the block of pointers: bytes between neighbouring lanes (most common; 0: none)
     pitch: str = ""  # where the block's rows lie a distance apart that is not the tensor's row length (wrong_pitch)
+    offset_bits: int = 0  # the narrowest integer (8 or 16 bits) added to the pointer on its way, or 0
 
     @property
     def wider(self) -> bool:
