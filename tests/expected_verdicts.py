@@ -60,8 +60,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # of 2026-12-03): a load of what another lane stored with no barrier between, and one store whose two lanes
     # write one element with different values
     "cheating/p01_reads_another_lanes_store.py": ("race", "which another lane of the same program stored"),
-    "cheating/p01_two_lanes_store_one_element.py": ("race",
-                                                    "two lanes of program (0, 0, 0) wrote z[0] with different values"),
+    # (which program's lanes is the drawn order's first program with two: grader.worker.program_order)
+    "cheating/p01_two_lanes_store_one_element.py": ("race", "with different values, in one tl.store or in two with no "
+                                                            "tl.debug_barrier() between"),
     # a kernel that tests for the grader's NaN poison (x != x) and swaps in what it wants: masked lanes loaded with
     # no other= taken as the softmax's padding, and an output read before it is written with the NaN cleaned away
     # (a GPU's memory holds whatever it held): every other case's poison is a number (guards.poison_finite)
@@ -176,12 +177,13 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # another lane's store
     "cheating/p07_cas_loop_gives_up.py": ("mismatch", "failed once here, as they may on a GPU"),
     "cheating/p07_cas_gives_up_after_one_failure.py": ("mismatch", "failed once here, as they may on a GPU"),
-    "cheating/p07_last_program_normalizes.py": ("race", "with a plain load, which program"),
-    "cheating/p07_borrows_den_by_exchange.py": ("race", "updated it with an atomic in the same launch"),
+    # (the load may run before the other programs' atomics or after them, by the drawn order; either races)
+    "cheating/p07_last_program_normalizes.py": ("race", "Read atomically built sums in a later launch"),
+    # (an exchange over den a program loads: the exchange after the load, or the load after it, by the drawn order)
+    "cheating/p07_borrows_den_by_exchange.py": ("race", "read den["),
     # review 18: a read-modify-write made of two atomics that combine (read with atomic_or(p, 0), write with
     # atomic_xor): the interpreter never interleaves programs, a GPU loses updates between the two
-    "cheating/p07_rmw_by_or_and_xor.py": ("race", "one with tl.atomic_xor of a value made from what an atomic read "
-                                                  "there"),
+    "cheating/p07_rmw_by_or_and_xor.py": ("race", "with tl.atomic_xor of a value made from what an atomic read there"),
     "cheating/p01_atomic_reads_another_lanes_store.py": ("race", "with an atomic, over what another lane"),
     "cheating/p11_k_walk_capped.py": ("mismatch", "elements of c wrong"),
     # the fifteenth review: walks capped just past the longest list the cases held, and a window as one tile
@@ -192,14 +194,19 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p16_incoming_walk_capped.py": ("mismatch", "elements of dq wrong"),
     "cheating/p16_outgoing_walk_capped.py": ("mismatch", "elements of dk wrong"),
     # a write after another program's read: a program overwrites the previous program's tile of x (loaded by then,
-    # in the interpreter's order) and puts it back after its loop; and an input borrowed as scratch, put back
-    # before the kernel ends (its digest unchanged, no budget counting it): every store into an input is refused
-    "cheating/p03_borrows_a_neighbours_tile.py": ("race", "which program (0, 0, 0) read with a plain load in the "
-                                                          "same launch"),
+    # in id order; in the drawn order it may read the scratch values instead: a read race) and puts it back after its
+    # loop; and an input borrowed as scratch, put back before the kernel ends (its digest unchanged, no budget
+    # counting it): every store into an input is refused
+    "cheating/p03_borrows_a_neighbours_tile.py": ("race", "on a GPU they run at the same time, so"),
     "cheating/p17_borrows_o_as_scratch.py": ("input_modified", "an input is no scratch space, even where the kernel "
                                                                "puts its values back"),
     # a row written with an atomic exchange and read back by other lanes of the program, with no barrier: an
     # atomic's elements are stores of unknown values to the lane check
     "cheating/p02_reads_back_an_atomic_exchange.py": ("race", "which another lane of the same program stored (with "
                                                               "tl.store or an atomic)"),
+    # kernels that relied on the interpreter running a launch's programs in id order (issue 26, trust): tickets from
+    # tl.atomic_add taken to follow the program ids, and sums read through atomics assuming the lower ids are done.
+    # The grader runs them in a drawn order, never the ids' (grader.worker.program_order)
+    "cheating/p07_tickets_follow_ids.py": ("mismatch", "elements of out wrong"),
+    "cheating/p07_lower_ids_are_done.py": ("mismatch", "elements of out wrong"),
 }

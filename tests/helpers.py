@@ -2,6 +2,7 @@
 
 import ast
 import atexit
+import contextlib
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ from grader.course import registry
 from grader.course.stubs import lesson_form, make_stub
 from grader.judge import runner, verdict
 from grader.worker import loader
+from grader.worker.program_order import ProgramOrder
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -108,6 +110,18 @@ def grade_text(puzzle, text, tmp_path, seed=0, timeout=env.DEFAULT_TIMEOUT, firs
     path = tmp_path / f"{registry.find(puzzle).module}_under_test.py"
     path.write_text(text)
     return grade_file(puzzle, path, seed, timeout, first_failure, own_launcher)
+
+
+@contextlib.contextmanager
+def programs_in_id_order():
+    """Recordings inside run each launch's programs in id order, as the stock interpreter does, not in the order
+    the grader draws (grader.worker.program_order): for a test of what a check reports of one interleaving."""
+    drawn = ProgramOrder.program
+    ProgramOrder.program = lambda self, place, given: given
+    try:
+        yield
+    finally:
+        ProgramOrder.program = drawn
 
 
 def failed_case(result):

@@ -3,6 +3,9 @@ another. Two programs storing one element (even the same bytes: each element is 
 loading what another stored, fails with reason "race"; atomics that combine, and one program storing twice, do
 not. An exchange, and a compare-and-swap outside a retry loop, overwrite: they race like stores."""
 
+import contextlib
+import re
+
 import pytest
 import torch
 import triton
@@ -13,6 +16,7 @@ from helpers import (
     failed_case,
     grade_file,
     grade_text,
+    programs_in_id_order,
     report,
     requires_interpreter,
     solution_text,
@@ -39,9 +43,9 @@ def test_a_scatter_with_load_add_store_instead_of_an_atomic_is_a_race(tmp_path):
     text = text.replace(old, "tl.store(out_ptr + target, tl.load(out_ptr + target, mask=tile_mask) + values, "
                              "mask=tile_mask)")
     case = _race(grade_text(7, text, tmp_path))
-    # named by the spec's output, at an index in its own shape: two lanes of the first program already add into
-    # one element (a node with two edges in one tile), before any other program does
-    assert "two lanes of program (0, 0, 0) wrote out[" in case.message and \
+    # named by the spec's output, at an index in its own shape: two lanes of the first program to run (in the drawn
+    # order) already add into one element (a node with two edges in one tile), before any other program does
+    assert re.search(r"two lanes of program \(\d+, 0, 0\) wrote out\[\d+, \d+, \d+\]", case.message) and \
         "If lanes add into shared elements (a scatter), use tl.atomic_add" in case.message, case.message
     assert "p07_scatter_add_under_test.py:" in case.message and "tl.store(out_ptr + target" in case.message
 
@@ -51,7 +55,9 @@ def test_programs_of_one_row_adding_into_one_element_race():
     result = grade_file(3, KERNELS / "wrong" / "p03_partial_sums_race.py", first_failure=True,
                         own_launcher=True)  # its own launcher splits each row between programs
     case = _race(result)
-    assert "programs (0, 0, 0) and (0, 1, 0) both wrote z[0]" in case.message, case.message
+    # two programs of one row (whichever the drawn order ran first), at that row's element
+    assert re.search(r"programs \((\d+), (\d+), 0\) and \(\1, (?!\2\b)\d+, 0\) both wrote z\[\1\]", case.message), \
+        case.message
 
 
 @triton.jit
@@ -64,14 +70,25 @@ def _shift_kernel(src_ptr, dst_ptr, B: tl.constexpr, READ_NEIGHBOUR: tl.constexp
     tl.store(dst_ptr + offsets, values)
 
 
-def test_loading_what_another_program_of_the_launch_stored_is_a_race():
+def _record_shift(in_id_order: bool):
     src, dst = torch.randn(64), torch.zeros(64)
-    with instrument.recording() as recorder:
+    with contextlib.ExitStack() as stack:
+        if in_id_order:
+            stack.enter_context(programs_in_id_order())
+        recorder = stack.enter_context(instrument.recording())
         _shift_kernel[(4,)](src, dst, B=16, READ_NEIGHBOUR=True)
-    race = recorder.race
+    return recorder.race
+
+
+def test_loading_what_another_program_of_the_launch_stored_is_a_race():
+    race = _record_shift(in_id_order=True)
     assert race is not None and race.kind == "read"
     assert race.first == (0, 0, 0) and race.second == (1, 0, 0) and race.region.element(race.element) == "dst[0]"
     assert "program (1, 0, 0) read dst[0], which program (0, 0, 0) wrote in the same launch" in race.message()
+    # in the order the grader draws, a neighbour's block is read before it is stored, or after: a race either way
+    race = _record_shift(in_id_order=False)
+    assert race is not None and race.kind in ("read", "overwrite"), race
+    assert abs(race.first[0] - race.second[0]) == 1, race
 
 
 def test_a_later_launch_may_load_what_an_earlier_one_stored():
@@ -209,11 +226,23 @@ def _atomics_beside_plain_kernel(sums_ptr, out_ptr, B: tl.constexpr, MODE: tl.co
         tl.store(out_ptr + offsets, tl.load(sums_ptr + offsets))
 
 
-def _record_atomics_beside(mode: str):
+def _record_atomics_beside(mode: str, in_id_order: bool = True):
+    """The record of one launch (in id order: the tests name the programs of that interleaving)."""
     sums, out = torch.zeros(64), torch.zeros(64)
-    with instrument.recording() as recorder:  # neither is an input: the launcher's own tensors, as outputs are
-        _atomics_beside_plain_kernel[(4,)](sums, out, B=16, MODE=mode)
+    with contextlib.ExitStack() as stack:
+        if in_id_order:
+            stack.enter_context(programs_in_id_order())
+        recorder = stack.enter_context(instrument.recording())  # neither is an input: the launcher's own tensors,
+        _atomics_beside_plain_kernel[(4,)](sums, out, B=16, MODE=mode)  # as outputs are
     return recorder
+
+
+@pytest.mark.parametrize("mode, kind", [("clear", "write"), ("read", "read"), ("peek", "read")])
+def test_a_plain_access_beside_other_programs_atomics_races_in_the_drawn_order_too(mode, kind):
+    race = _record_atomics_beside(mode, in_id_order=False).race
+    assert race is not None and race.kind == kind and race.atomic, race
+    assert (0, 0, 0) in (race.first, race.second) or mode == "read", race  # program 0's plain access
+    assert (3, 0, 0) in (race.first, race.second) or mode != "read", race  # the last program's
 
 
 def test_a_plain_store_beside_another_programs_atomics_is_a_race():
@@ -274,10 +303,14 @@ def _borrow_kernel(src_ptr, dst_ptr, B: tl.constexpr, MODE: tl.constexpr):
     tl.store(dst_ptr + offsets, values)
 
 
-def _record_borrow(mode: str, watched: bool = False):
+def _record_borrow(mode: str, watched: bool = False, in_id_order: bool = True):
+    """The record of one launch (in id order: the tests name the programs of that interleaving)."""
     src, dst = torch.randn(64), torch.zeros(64)
     kept = src.clone()
-    with instrument.recording() as recorder:
+    with contextlib.ExitStack() as stack:
+        if in_id_order:
+            stack.enter_context(programs_in_id_order())
+        recorder = stack.enter_context(instrument.recording())
         if watched:
             recorder.watch("src", src)  # an input, as the grader names one
         _borrow_kernel[(4,)](src, dst, B=16, MODE=mode)
@@ -303,6 +336,14 @@ def test_a_store_of_what_a_later_program_loaded_first_is_a_race():
     assert race.first == (0, 0, 0) and race.second == (1, 0, 0) and race.region.element(race.element) == "dst[16]"
 
 
+@pytest.mark.parametrize("mode", ["previous", "next"])
+def test_a_neighbours_block_borrowed_or_read_ahead_races_in_the_drawn_order_too(mode):
+    """Whichever of the two programs runs first, one's plain load and the other's store of one element race."""
+    race = _record_borrow(mode, in_id_order=False).race
+    assert race is not None and race.kind in ("overwrite", "read"), race
+    assert abs(race.first[0] - race.second[0]) == 1, race
+
+
 def test_a_program_may_overwrite_what_only_it_loaded():
     assert _record_borrow("own").race is None
 
@@ -310,11 +351,13 @@ def test_a_program_may_overwrite_what_only_it_loaded():
 def test_a_store_into_an_input_is_noted_though_it_is_put_back():
     """Memory borrowed in an input escapes the budgets, and the digest taken at the end sees nothing: the recorder
     notes the first store into a watched input (execute refuses it as input_modified)."""
-    assert _record_borrow("own").input_store is None  # src is no input here
-    recorder = _record_borrow("own", watched=True)
+    assert _record_borrow("own", in_id_order=False).input_store is None  # src is no input here
+    recorder = _record_borrow("own", watched=True, in_id_order=False)
     assert recorder.race is None and recorder.input_store is not None
     message = recorder.input_store_message()
-    assert "your kernel changed the input src: program (0, 0, 0) stored into src[0]" in message, message
+    # the first program to run (in the drawn order) stores first, at the start of its own block
+    stored = re.search(r"your kernel changed the input src: program \((\d+), 0, 0\) stored into src\[(\d+)\]", message)
+    assert stored and int(stored[2]) == 16 * int(stored[1]), message
     assert "tl.store(src_ptr + offsets, values * 0)" in message, message
 
 

@@ -40,7 +40,9 @@ def bounds_hint(violation, puzzle: Puzzle, sizes: dict) -> str:
         return (f"each lane moves {violation.width} bytes through its pointer, and {region.label} holds "
                 f"{region.itemsize}-byte elements: a lane past the end by part of its width is out of bounds. Mask "
                 f"by the lane's last element, or load through a pointer of {region.label}'s own type")
-    wrapped = next((bits for bits in (8, 16, 32) if offsets and min(offsets) == -2 ** (bits - 1)), None)
+    bits = violation.offset_bits  # an int8 or int16 offset: it wraps into [-2^(bits-1), 0), in whichever program
+    wrapped = bits if bits and offsets and -2 ** (bits - 1) <= min(offsets) < 0 else \
+        next((bits for bits in (8, 16, 32) if offsets and min(offsets) == -2 ** (bits - 1)), None)
     if wrapped and region.numel > 2 ** (wrapped - 1):
         return (f"the offsets wrapped around at {2 ** (wrapped - 1)}: an int{wrapped} offset overflowed, and "
                 f"{region.label} has {region.numel} elements. Keep offsets int32 (int64 past 2^31 elements), not "

@@ -27,7 +27,7 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import compiler_advice, compose, gpu_compile, guards, instrument, launcher_guard, ttir
+from grader.worker import compiler_advice, compose, gpu_compile, guards, instrument, launcher_guard, program_order, ttir
 from grader.worker.bounds_hint import bounds_hint
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
@@ -279,12 +279,14 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
 def _vary_by_case(puzzle: Puzzle, case: Case, seed: int) -> None:
     """What changes from case to case so that a kernel cannot tell the grader from a GPU. The first case's poison is
     the NaN that reports name (an output read before it is written, a lane loaded with no other=); every other
-    case's is a number, so that a kernel cannot test for the NaN (x != x) instead; and a persistent kernel's
-    NUM_PROGRAMS in the interpreter is the case's own (compose.interpreter_programs)."""
+    case's is a number, so that a kernel cannot test for the NaN (x != x) instead; a persistent kernel's
+    NUM_PROGRAMS in the interpreter is the case's own (compose.interpreter_programs); and so is the order a recorded
+    launch runs its programs in (program_order)."""
     names = [c.name for c in puzzle.cases]
     index = names.index(case.name) if case.name in names else 0
     guards.poison_finite(index % 2 == 1, seed * 1000 + index)
     compose.interpreter_programs(index)
+    program_order.reseed(seed * 1000 + index)
 
 
 def _placed(puzzle: Puzzle, case: Case, seed: int, inputs: dict,
@@ -517,7 +519,7 @@ def _record(recorder, puzzle: Puzzle) -> dict:
     coach's figures."""
     if recorder is None:
         return {}
-    note = "\n".join(text for text in (recorder.mask_fix_note(), recorder.swap_note(),
+    note = "\n".join(text for text in (recorder.mask_fix_note(), recorder.swap_note(), recorder.order_note(),
                                         _int32_offsets_note(puzzle, recorder)) if text)
     return {"recorded": True, "programs": recorder.programs, "note": note,
             "accesses": _accesses(recorder), "coach": coach.figures(recorder, puzzle.outputs).to_json()}

@@ -22,7 +22,7 @@ import dataclasses
 import numpy as np
 
 from grader.worker.dot_shadows import _as_float32
-from grader.worker.regions import CombineOrderMatters
+from grader.worker.regions import _ATOMIC_OLD, CombineOrderMatters
 
 _ORDERS = np.random.default_rng(0)  # the orders atomics' lanes land in: one draw per call, the same run to run
 
@@ -271,8 +271,16 @@ def _in_any_order(original, lanes_at: tuple[int, ...], shape_at: int):
 def lanes_in_any_order(original):
     """tl.atomic_add and its kin (create_atomic_rmw(op, ptr, val, mask, ...)) with the lanes applied in an order drawn
     for each call, not lane order: on a GPU the threads' atomics land in any order, so a kernel that reads meaning
-    into the old values' order (tickets handed out in lane order) must not pass by the interpreter's."""
-    return _in_any_order(original, (1, 2, 3), 1)
+    into the old values' order (tickets handed out in lane order) must not pass by the interpreter's. The old values
+    are marked (_ATOMIC_OLD), for the recorder to note a kernel that uses them (Recorder.order_note)."""
+    in_any_order = _in_any_order(original, (1, 2, 3), 1)
+
+    def marked(*args, **kwargs):
+        result = in_any_order(*args, **kwargs)
+        if isinstance(getattr(result, "attr", None), dict):
+            result.attr[_ATOMIC_OLD] = True
+        return result
+    return marked
 
 
 def cas_lanes_in_any_order(original):

@@ -18,6 +18,7 @@ What the wrappers do while a ``Recorder`` is active:
   duplicate lanes into one access), in all and per program, and mark which elements were stored; an
   atomic lane reads and writes its bytes; per program, what it loaded between two of its stores into a tensor
   (``StoreSegment``: per-program budgets that pairing programs cannot game);
+- run a launch's programs in an order drawn for it (``program_order``), never in id order, as a GPU keeps none;
 - record, per launch, which program stored each element: two programs storing one element (even the
   same bytes), or a program loading what another stored, is a race on a GPU. Atomics that combine (add, max, ...)
   are exempt among themselves; an exchange, a compare-and-swap outside a retry loop, and an atomic that writes a
@@ -462,18 +463,17 @@ def _wrap_builder(builder) -> None:
 
 
 def _wrap_grid(builder) -> None:
-    """The record hears of each grid (its programs) and each program as the interpreter starts it."""
+    """The record hears of each grid, and of each program as it starts: the next of its drawn order, not of the ids."""
     set_grid_idx, set_grid_dim = builder.set_grid_idx, builder.set_grid_dim
 
     def grid_idx(*args, **kwargs):
         if _active is not None:
-            _active._start_program(tuple(args[:3]))
+            args = (*_active._start_program(tuple(args[:3])), *args[3:])
         return set_grid_idx(*args, **kwargs)
 
     def grid_dim(*args, **kwargs):
         if _active is not None:
-            _active.programs += int(np.prod(args[:3]))
-            _active._start_grid()
+            _active._start_grid(tuple(int(n) for n in args[:3]))
         return set_grid_dim(*args, **kwargs)
 
     builder.set_grid_idx, builder.set_grid_dim = grid_idx, grid_dim

@@ -9,9 +9,12 @@ import numpy as np
 
 from grader.worker.dot_shadows import DotShadows
 from grader.worker.frames import _HERE, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
+from grader.worker.program_order import ProgramOrder
 from grader.worker.races import RaceChecks
 from grader.worker.regions import (
+    _ATOMIC_OLD,
     _DOTS,
+    _OFFSET_BITS,
     _SPLAT,
     _TAG,
     _WRITTEN_AT,
@@ -57,6 +60,7 @@ class Recorder(RaceChecks):
         # its code); put back later or not, it is refused (input_store_message)
         self.input_store: tuple | None = None
         self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
+        self.atomic_old_used = False  # a launch of two programs or more used the old values an atomic returned
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
@@ -107,7 +111,7 @@ class Recorder(RaceChecks):
         # Set before the launcher runs, to keep a RegionMap per tensor (grader.show.memory_map): about 20 bytes per
         # element, and numpy work per access proportional to its lanes.
         self.maps = False
-        self.program_names: list[tuple] = []  # (launch number, program id) of each program, in the order they ran
+        self.orders: list[ProgramOrder] = []  # each launch begun: its grid, and the order its programs run in
         self._pointers: np.ndarray | None = None  # the block of pointers of the access being checked
 
     # -- regions ----------------------------------------------------------------------
@@ -185,22 +189,40 @@ class Recorder(RaceChecks):
                 if name not in region.params:
                     region.params.append(name)
 
-    def _start_grid(self):
-        """A launch begins: programs of earlier launches cannot race with its programs."""
+    def _start_grid(self, grid: tuple[int, int, int]):
+        """A launch of `grid` begins: programs of earlier launches cannot race with its programs. They will run in
+        an order drawn for it (program_order), not in id order."""
         self._grid_launches += 1
+        self.orders.append(ProgramOrder(grid, self._grid_launches, first=self.programs))
+        self.programs += math.prod(grid)
         self._programs_of_launch = []
         self._stored_by = {}
         self._overwritten_with = {}  # per region: the overwriting atomic that wrote it (_count's racy), for messages
         self._atomic_by = {}
         self._loaded_by = {}
 
-    def _start_program(self, program: tuple):
+    def _start_program(self, given: tuple) -> tuple:
+        """The interpreter starts its next program, `given` in id order: the one the drawn order runs there starts
+        instead, and is returned (for the interpreter to run)."""
+        program = self.orders[-1].program(len(self._programs_of_launch), given) if self.orders else given
         self.program = program
         self._programs_of_launch.append(program)
         self._lane_of = {}  # this program's stores: per region, each element's lane (see _check_lanes)
         self._swaps_failed = {}  # this program's: per region, the elements a swap failed once on (contended_swaps)
-        self.program_names.append((self._grid_launches, program))
         self._watch()
+        return program
+
+    @property
+    def program_names(self) -> list[tuple]:
+        """(launch number, program id) of each program of every launch begun, launch after launch, each launch's in
+        id order (not the drawn order they ran in), so that a program's number (`ordinal`, what a RegionMap names
+        it by) is the same whatever order ran it."""
+        return [(launch, program) for launch, order in enumerate(self.orders, 1) for program in order.in_id_order()]
+
+    @property
+    def ordinal(self) -> int:
+        """The running program's number in program_names (what a RegionMap names it by)."""
+        return self.orders[-1].ordinal(self.program) if self.orders else 0
 
     def barrier(self):
         """tl.debug_barrier: every lane's stores before it are seen by every lane after it."""
@@ -246,6 +268,8 @@ class Recorder(RaceChecks):
         detector treats as a store (an exchange, or a compare-and-swap outside a retry loop); `swap`: the atomic is a
         compare-and-swap (in a retry loop, its guess is checked: _check_atomic_race)."""
         self._accesses_since_watch += 1
+        if value is not None:
+            self._note_old_used((value,))
         if self._accesses_since_watch >= WATCH_EVERY:
             self._watch()
         data = np.asarray(ptrs.data)
@@ -259,7 +283,7 @@ class Recorder(RaceChecks):
         self._count_lanes(kind, data, active, regions)
         if not regions:
             if addrs.size:
-                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width)
+                self._stop(kind, None, addrs.size, addrs.size, [], data, width=width, bits=_offset_bits(ptrs))
             return
         owner = np.full(addrs.size, -1, dtype=np.int64)  # per lane: the index in `regions` of the tensor it is in
         for index, region in enumerate(regions):
@@ -271,14 +295,14 @@ class Recorder(RaceChecks):
             for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
                 if region.map is not None and (owner == index).any():
                     elements = _spanned(addrs[owner == index] - np.int64(region.start), width, region.itemsize)
-                    region.map.touch(kind, len(self.program_names) - 1, np.unique(elements))
+                    region.map.touch(kind, self.ordinal, np.unique(elements))
             region = min(regions, key=lambda r: _distance(r, int(addrs[bad][0])))  # the one its first bad lane missed
             offsets = addrs[bad] - np.int64(region.start)
             size = region.numel * region.itemsize
             outside = np.where((offsets >= 0) & (offsets < size), size, offsets)  # each lane's first byte outside
             first = sorted(set((outside // region.itemsize).tolist()))[:4]
             self._stop(kind, region, int(bad.sum()), addrs.size, first, data,
-                       [r for r in regions if r is not region], width)
+                       [r for r in regions if r is not region], width, _offset_bits(ptrs))
         positions = np.flatnonzero(active) + (hash(data.shape) % (1 << 20) << 32)  # each lane: its shape and place
         for index, region in enumerate(regions):
             lanes = owner == index if len(regions) > 1 else slice(None)
@@ -306,7 +330,7 @@ class Recorder(RaceChecks):
             for region in regions:
                 if region.map is not None:
                     region.map.masked_lanes += off.size
-                    region.map.masking.add(len(self.program_names) - 1)
+                    region.map.masking.add(self.ordinal)
                     offsets = off - np.int64(region.start)
                     inside = (offsets >= 0) & (offsets < region.numel * region.itemsize) \
                         & (offsets % region.itemsize == 0)
@@ -316,7 +340,7 @@ class Recorder(RaceChecks):
                swap: bool = False):
         """Count one access's lanes in `region` (byte offsets of lanes `width` bytes wide; a store's `values` beside
         them), in all and for this program, in bytes."""
-        ordinal = len(self.program_names) - 1
+        ordinal = self.ordinal
         program = (self._grid_launches, self.program)
         if kind != "load" and region.given and self.input_store is None:
             self.input_store = (region, int(offsets.min()) // region.itemsize, self.program, *_kernel_line())
@@ -396,6 +420,15 @@ class Recorder(RaceChecks):
                 "another program can update the element between your load and your swap; a retry loop must swap "
                 "again until the value it compared is the value it found")
 
+    def order_note(self) -> str:
+        """Where a launch of several programs used the old values an atomic returned, a note that the grader ran its
+        programs in a drawn order, not in id order; '' elsewhere."""
+        if not self.atomic_old_used:
+            return ""
+        return ("note: your kernel used the values an atomic returned, which depend on the order programs reach it. "
+                "The grader runs a launch's programs in an order it draws, not in id order, as a GPU keeps none: a "
+                "ticket is no program id, and a sum read before every program added into it is partial")
+
     def mask_fix_note(self) -> str:
         """What to write instead of the masks the hook had to make boolean; '' if none."""
         if not self.mask_fixes:
@@ -403,15 +436,23 @@ class Recorder(RaceChecks):
         lines = "".join(f"\n  at {where}: {code}" for where, code in self.mask_fixes.items())
         return f"note: {MASK_FIX_ADVICE}{lines}"
 
-    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0):
+    def _stop(self, kind, region, lanes, active, offsets, data, others=(), width=0, bits=0):
         where, code = _kernel_line()
         steps = _steps(data)
         pitch = "" if region is None else wrong_pitch(region, steps, self._launch_sizes())
         self.violation = Violation(kind, region, lanes, active, offsets, self.program, where, code, tuple(data.shape),
-                                   tuple(others), width, steps, pitch)
+                                   tuple(others), width, steps, pitch, bits)
         raise AccessViolation(self.violation.message())
 
+    def _note_old_used(self, handles):
+        """Note a launch of several programs that computes with, or stores, an atomic's old values (order_note)."""
+        if self._atomic_by and not self.atomic_old_used and math.prod(self.orders[-1].grid) > 1:
+            self.atomic_old_used = any(_ATOMIC_OLD in (getattr(h, "attr", None) or {}) for h in handles)
+
     def _tag(self, result, args):
+        self._note_old_used(args)
+        if _is_pointer(result):
+            _carry_offset_bits(result, args)
         if not _is_pointer(result) or _TAG in result.attr:
             return
         regions = []
@@ -504,3 +545,19 @@ class Recorder(RaceChecks):
     def dead_dot_work(self) -> int:
         """Multiply-adds of tl.dot calls whose results never reached a store."""
         return sum(work for index, (_, work, _, _) in enumerate(self.dot_calls) if not self.dot_is_live(index))
+
+
+def _offset_bits(handle) -> int:
+    return (getattr(handle, "attr", None) or {}).get(_OFFSET_BITS, 0)
+
+
+def _carry_offset_bits(result, args) -> None:
+    """Let a pointer keep the narrowest integer (8 or 16 bits) added to it on its way: such offsets wrap around at
+    128 or 32768 (bounds_hint names it, whichever program of the launch ran out of bounds first)."""
+    bits = [_offset_bits(arg) for arg in args if _offset_bits(arg)]
+    for arg in args:
+        data = getattr(arg, "data", None)
+        if isinstance(data, np.ndarray) and data.dtype.kind == "i" and data.itemsize < 4 and not _is_pointer(arg):
+            bits.append(8 * data.itemsize)
+    if bits:
+        result.attr[_OFFSET_BITS] = min(bits)

@@ -13,6 +13,8 @@ import numpy as np
 _TAG = "_grader_region"
 _DOTS = "_grader_dots"  # on a block: the ids of the tl.dot calls it was computed from (Recorder.dot_calls)
 _SPLAT = "_grader_splat"  # on a block: made by splatting one value (tl.zeros, tl.full, a scalar broadcast)
+_ATOMIC_OLD = "_grader_atomic_old"  # on a block: the old values an atomic (add, max, xchg, ...) returned
+_OFFSET_BITS = "_grader_offset_bits"  # on a pointer: the narrowest integer (8 or 16 bits) added to it on its way
 _SHADOW = "_grader_shadow"  # on a block: {perturbation: the block's values had that tl.dot result moved} (DotShadows)
 _MEMORY_OPS = {  # method -> (kind, position of the pointer, position of the mask or None)
     "create_masked_load": ("load", 0, 1),
@@ -188,19 +190,20 @@ class Region:
 @dataclass(eq=False)
 class RegionMap:
     """Per element of one tensor, what the kernels of a case did to it; kept only when ``Recorder.maps`` is set
-    (grader.show.memory_map draws it). Programs are numbered in the order they ran (``Recorder.program_names``)."""
+    (grader.show.memory_map draws it). Programs are numbered launch after launch, each launch's in id order
+    (``Recorder.program_names``), whatever order they ran in (grader.worker.program_order)."""
     reads: np.ndarray  # int32: loads that touched it (a load's duplicate lanes count once)
     writes: np.ndarray  # int32: stores and atomic updates
-    reader: np.ndarray  # int32: the first program that loaded it, or -1
-    writer: np.ndarray  # int32: the last program that stored it, or -1
+    reader: np.ndarray  # int32: the first program (by number) that loaded it, or -1
+    writer: np.ndarray  # int32: the last program (by number: of the last launch) that stored it, or -1
     masked: np.ndarray  # bool: a masked-off lane pointed at it
     raced: np.ndarray  # bool: two programs of one launch stored it, or one loaded what another stored
     masked_lanes: int = 0  # masked-off lanes of accesses through a pointer into this tensor (past its end too)
     masking: set = field(default_factory=set)  # the programs those masked-off lanes belonged to
     readers: set = field(default_factory=set)  # every program that loaded from it
     writers: set = field(default_factory=set)  # every program that stored into it
-    # The first FIRST_PROGRAMS programs to load from it (and to store into it): every element each one touched,
-    # so that a summary says exactly what they did, also where programs overlap.
+    # The first FIRST_PROGRAMS programs (by number) to load from it (and to store into it): every element each one
+    # touched, so that a summary says exactly what they did, also where programs overlap.
     first_reads: dict = field(default_factory=dict)
     first_writes: dict = field(default_factory=dict)
 
@@ -215,14 +218,16 @@ class RegionMap:
         """Note that program `ordinal` loaded (kind "load") or stored these elements (distinct indices)."""
         if kind == "load":
             self.reads[elements] += 1
-            unread = elements[self.reader[elements] < 0]
-            self.reader[unread] = ordinal
+            readers = self.reader[elements]
+            self.reader[elements] = np.where((readers < 0) | (readers > ordinal), ordinal, readers)
             programs, first = self.readers, self.first_reads
         else:
             np.add.at(self.writes, elements, 1)  # an atomic's lanes may repeat an element: each updates it
-            self.writer[elements] = ordinal
+            self.writer[elements] = np.maximum(self.writer[elements], ordinal)
             programs, first = self.writers, self.first_writes
         programs.add(ordinal)
+        if ordinal not in first and len(first) >= self.FIRST_PROGRAMS and ordinal < max(first):
+            del first[max(first)]  # a program numbered after it: every one of its accesses ran while it was kept
         if ordinal in first or len(first) < self.FIRST_PROGRAMS:
             first.setdefault(ordinal, np.zeros(self.reads.size, bool))[elements] = True
 
@@ -315,6 +320,7 @@ class Violation:
     width: int = 0  # bytes each lane moves (its pointer's element type)
     steps: tuple = ()  # per axis of the block of pointers: bytes between neighbouring lanes (most common; 0: none)
     pitch: str = ""  # where the block's rows lie a distance apart that is not the tensor's row length (wrong_pitch)
+    offset_bits: int = 0  # the narrowest integer (8 or 16 bits) added to the pointer on its way, or 0
 
     @property
     def wider(self) -> bool:
