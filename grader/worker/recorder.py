@@ -60,7 +60,7 @@ class Recorder(RaceChecks):
         # its code); put back later or not, it is refused (input_store_message)
         self.input_store: tuple | None = None
         self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
-        self.atomic_old_used = False  # a launch of two programs or more used the old values an atomic returned
+        self.atomic_old_used = self.atomic_reads = False  # old values of atomics used (order_note), noted (read_back)
         self.program = (0, 0, 0)
         self.programs = 0
         self.dots = 0  # tl.dot calls, summed over programs
@@ -95,7 +95,6 @@ class Recorder(RaceChecks):
         # Every counted tl.dot call: (its kernel line, multiply-adds, M, N); its index is the id the blocks computed
         # from it carry (_DOTS), and live_dots holds the ids whose results reached a store: the others did dead work.
         self.dot_calls: list[tuple[tuple[str, int], int, int, int]] = []
-        self.atomic_reads = False  # an atomic's returned value was noted (note_atomic_result)
         self.live_dots: set[int] = set()
         self.unfed_dots: set[int] = set()  # tl.dot calls whose operands no input's values fill (DotShadows.fed)
         # Set by the grader where the tl.dot budget applies: DotShadows, which perturbs each tl.dot's result and
