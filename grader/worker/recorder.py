@@ -59,8 +59,7 @@ class Recorder(RaceChecks):
         self.dots = 0  # tl.dot calls, summed over programs
         self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
         self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
-        # where dots_16bit: float operations outside tl.dot, summed over programs (grader.worker.cuda_cores)
-        self.float_ops = 0
+        self.float_ops = 0  # where dots_16bit: float operations outside tl.dot, over programs (cuda_cores)
         self.launches: list[Launch] = []
         self.on_launch = None  # set by the grader: called with each launch before it runs (gpu_compile.compile_ahead)
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
