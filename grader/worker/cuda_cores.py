@@ -1,6 +1,7 @@
 """Float work on CUDA cores beside tl.dot (grader.worker.instrument counts it where the tensor-core rule applies):
 every element of a float add, subtraction, multiply, division or fma (two) between values that move with the
-inputs, and every input element of a float sum, product or reduction of the kernel's own combine. budgets.Dots
+inputs, and every input element of a float sum, product or reduction of the kernel's own combine (a block of no
+work, all zeros or all infinite, a padded tile's, counts nothing). budgets.Dots
 holds it against the products' multiply-adds, which a kernel on tensor cores leaves to tl.dot: a product computed on
 CUDA cores (a broadcast multiply and tl.sum) costs a multiply and an add per multiply-add, however its tl.dot is
 kept looking live beside it."""
@@ -28,6 +29,16 @@ def counted(flops: int, args) -> int:
     return flops - 1 if constant and flops == 2 else 0 if constant else flops
 
 
+def elements(data) -> int:
+    """The elements of a block, or 0 for a float block that holds no work: all zeros, or not one finite element (a
+    tile of padded keys: its -inf scores and zero probabilities, carried through a softmax, are no product's work).
+    A block with one such element counts in full, as a product of zeros among numbers is still computed."""
+    data = np.asarray(data)
+    if data.dtype.kind == "f" and not (data.any() and np.isfinite(data).any()):
+        return 0
+    return int(data.size)
+
+
 def _constant(handle) -> bool:
     """A block splatted from a number that does not move with the inputs (no DotShadows shadow: not loaded, nor
     computed from a load or a tl.dot)."""
@@ -50,5 +61,5 @@ def reduced(combine: str, inputs) -> int:
     for value in inputs:
         dtype = getattr(value, "dtype", None)
         if dtype is not None and callable(getattr(dtype, "is_floating", None)) and dtype.is_floating():
-            total += int(np.size(value.handle.data))
+            total += elements(value.handle.data)
     return total

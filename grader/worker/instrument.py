@@ -270,7 +270,7 @@ def _wrap_tagging(original, name):
             _note_rounding(name, result, args)
         if _active is not None:
             if flops and _active.dots_16bit:
-                _active.float_ops += cuda_cores.counted(flops, args) * np.size(result.data)
+                _active.float_ops += cuda_cores.counted(flops, args) * cuda_cores.elements(result.data)
             if _active.shadows is not None and name != "create_dot":  # see _wrap_dot
                 _active.shadows.op(original, name, result, args, kwargs)
             _active._tag(result, args)
