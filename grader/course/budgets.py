@@ -317,8 +317,10 @@ class Dots:
 # puzzles 11, 12, 13, 17 and 18 (solutions, lesson forms, beyond-the-lesson paths, tests/kernels/right/) reach 0
 # (11), 0.26 (12), 0.26 (13), 0.50 (17: D=16, where a softmax's few operations per score weigh most against 16
 # multiply-adds, and Δ = rowsum(o dO) runs on CUDA cores by design) and 0.44 (18); the cheats with products on CUDA
-# cores beside gated, live tl.dot calls are at least 2.15 (17, dv alone), 4.09 (12) and 2.0 (11), except 1.06 on
-# puzzle 11's case with K smaller than a block, where the tl.dot's padding to BK doubles its work. Counting only
+# cores beside gated, live tl.dot calls are at least 2.15 (17, dv alone), 2.13 (12: zero queries) and 2.0 (11),
+# except 1.06 on puzzle 11's case with K smaller than a block, where the tl.dot's padding to BK doubles its work.
+# A block of no work (all zeros, or all -inf: a padded tile's) counts nothing (p12_rows_in_eight_tiles, its
+# products on tensor cores, reached 1.15 on one key before; 0.14 at most now). Counting only
 # operations between values that move with the inputs (not `s * scale`) and leaving out exp and log brought puzzle
 # 17 down from 0.82; a product on CUDA cores still costs two per multiply-add however it is written.
 CUDA_CORE_SHARE = 1.0
