@@ -23,6 +23,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "cheating/p11_dot_minus_itself.py": ("budget", "cancelled (d - d: what is stored does not move"),
     "cheating/p11_two_dots_cancel.py": ("budget", "tl.dot did 0% of the multiply-adds"),
     "cheating/p12_pv_on_cuda_cores_dot_cancelled.py": ("budget", "cancelled (d - d: what is stored does not move"),
+    # the eighteenth review: products on CUDA cores, each tl.dot kept live by a residual gated above rounding
+    "cheating/p11_dot_residual_above_threshold.py": ("budget", "float operations ran outside tl.dot against"),
+    "cheating/p12_both_products_on_cuda_cores.py": ("budget", "float operations ran outside tl.dot against"),
+    "cheating/p17_dv_on_cuda_cores_dot_gated.py": ("budget", "float operations ran outside tl.dot against"),
     # issue 26, class 3: a row held in a dozen tiles is too short for 65 blocks per row
     "cheating/p05_row_in_a_dozen_tiles.py": ("mismatch", "never written (missing tl.store or mask?): first at [0, 48]"),
     # issue 26, class 4: a plain store beside other programs' atomics races

@@ -220,6 +220,23 @@ def test_the_dot_budget_counts_only_dots_the_worker_says_were_compiled():
     assert "The tl.dot at kernel.py:12 is not in the compiled kernel" in dropped, dropped
 
 
+def test_products_on_cuda_cores_beside_live_dots_are_refused_and_the_report_says_how():
+    """The eighteenth review: products computed on CUDA cores, each tl.dot kept live by a gated residual. The float
+    operations outside tl.dot (grader.worker.cuda_cores) are held against one product's tl.dot multiply-adds."""
+    from grader.course.budgets import CUDA_CORE_SHARE, Dots
+
+    one = Dots(work="4096")
+    assert one.check(_dot_recorder(kept_dots=None, float_ops=int(4096 * CUDA_CORE_SHARE) - 1), {}, {}) is None
+    refused = one.check(_dot_recorder(kept_dots=None, float_ops=2 * 4096), {}, {})
+    assert refused.startswith("over budget: 8192 float operations ran outside tl.dot against 4096 multiply-adds in "
+                              "tl.dot (one product): the products must run through tl.dot, not as a broadcast "
+                              "multiply and tl.sum"), refused
+    two = Dots(work="4096", products=2)  # one of two products on CUDA cores: 2 x 2048 float operations
+    refused = two.check(_dot_recorder(kept_dots=None, float_ops=2 * 2048), {}, {})
+    assert "against 4096 multiply-adds in tl.dot (2048 for each of the puzzle's 2 products)" in refused, refused
+    assert two.check(_dot_recorder(kept_dots=None, float_ops=2048 // 2), {}, {}) is None
+
+
 # -- issue 26, class 10: a per-program budget holds between stores, so pairing programs cannot halve a pass --------
 
 def test_paired_programs_reading_the_keys_twice_before_one_store_are_over_budget():

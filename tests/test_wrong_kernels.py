@@ -522,7 +522,7 @@ MUTATIONS = [
              "Both operands must be same dtype. Got fp32 and fp16"),
     Mutation(17, "dq's product on CUDA cores", "dq = tl.dot(ds.to(k.dtype), k, dq)",
              "dq += tl.sum(ds[:, :, None] * k.to(tl.float32)[None, :, :], axis=1)", "budget",
-             "tl.dot did 86% of the multiply-adds"),
+             "float operations ran outside tl.dot against"),  # on "spec", where the floor is met with padding
     Mutation(17, "the key walk starts at query 0 with causal",
              "first = tl.maximum(tl.program_id(0) * BK - (T - N), 0) // BQ * BQ", "first = 0", "budget",
              "each query row once per key block's walk that needs it"),
@@ -534,7 +534,7 @@ MUTATIONS = [
              "pt = tl.trans(p.to(do.dtype))\n"
              "        pair = tl.dot(pt, do) - tl.dot(pt, (do.to(tl.float32) * 2).to(do.dtype)) * 0.5\n"
              "        dv += tl.sum(pt.to(tl.float32)[:, :, None] * do.to(tl.float32)[None, :, :], axis=1) + pair",
-             "budget", "cancelled (d - d: what is stored does not move"),
+             "budget", "float operations ran outside tl.dot against"),  # on "spec", before a case the pair fails
     Mutation(17, "keys past T not masked", "seen = query_ok[:, None] & key_ok[None, :]", "seen = query_ok[:, None]",
              "mismatch", "keys past T load as 0, so their score is 0", count=-1),
     Mutation(15, "the factor an integer division",

@@ -240,11 +240,20 @@ class Dots:
     by zero, overwritten) is dead, so is one whose result, perturbed, moves no store (cancelled, as d - d, however
     written: instrument.DotShadows), and so is one the GPU compiler removes. A puzzle with this budget also holds
     every tl.dot to 16-bit operands (``instrument.DotNot16Bit``): a float32 operand would run as TF32, which
-    float16 inputs pass exactly, so only a rule can see it."""
+    float16 inputs pass exactly, so only a rule can see it.
+
+    Live tl.dot work is not enough: a tl.dot whose result enters what is stored only through a gate (a residual
+    d - cuda kept where it is over a tolerance that rounding never passes but any perturbation does) looks live,
+    while the products stored are computed on CUDA cores. So the float operations outside tl.dot are counted too
+    (``grader.worker.cuda_cores``), and a kernel whose CUDA-core float work reaches the multiply-adds of one of the
+    puzzle's `products` (CUDA_CORE_SHARE of them) has moved products off the tensor cores: a product there costs a
+    multiply and an add per multiply-add, while the work around honest products (a softmax, scaling) is a fraction
+    of that."""
     work: str
     lesson: str = ""
     says: str = ""  # the formula in words, where it rounds sizes up to blocks ("M*N*K, M and N in whole blocks")
     launched: tuple[tuple[str, str], ...] = ()  # (block, "M" or "N"): the block is the dots' own size
+    products: int = 1  # the products the formula counts (q k^T and p v: 2); their tl.dot work is shared evenly
 
     def describe(self) -> str:
         return f"tl.dot does at least {self.says or self.work} multiply-adds"
@@ -270,7 +279,7 @@ class Dots:
         dropped = {line for line, _ in live if kept is not None and line not in kept}
         work = sum(w for line, w in live if line not in dropped)
         if work >= least:
-            return None
+            return self._on_cuda_cores(recorder, work)
         formula = self.says or self.work
         message = (f"over budget: tl.dot did {work / least:.0%} of the multiply-adds ({work} of {formula} = {least}, "
                    f"in {sum(1 for line, _ in live if line not in dropped)} calls).")
@@ -287,6 +296,34 @@ class Dots:
             message += (f" The tl.dot at {where} is not in the compiled kernel: its result is never used, so the GPU "
                         f"compiler removes it and its {removed} multiply-adds do not count.")
         return f"{message} {self.lesson}".rstrip()
+
+    def _on_cuda_cores(self, recorder, work: int) -> str | None:
+        """The report of products moved to CUDA cores beside live tl.dot work (see the class), or None."""
+        flops, share = getattr(recorder, "float_ops", 0), work / self.products
+        if not work or flops < CUDA_CORE_SHARE * share:
+            return None
+        each = f"{share:.0f} for each of the puzzle's {self.products} products" if self.products > 1 else "one product"
+        return (f"over budget: {flops} float operations ran outside tl.dot against {work} multiply-adds in tl.dot "
+                f"({each}): the products must run through tl.dot, not as a broadcast multiply and tl.sum. A product "
+                "on CUDA cores costs a multiply and an add per multiply-add, whatever tl.dot computes beside it (a "
+                "tl.dot whose result only corrects the CUDA-core one where they differ does not make it a "
+                f"tensor-core product); the work around honest products (scaling, a softmax) is a fraction of that. "
+                f"{self.lesson}").rstrip()
+
+
+# The CUDA-core float operations (grader.worker.cuda_cores: an add, multiply or division per element, an fma two, a
+# sum one per element summed) a kernel may do per multiply-add of one product's tl.dot calls (Dots._on_cuda_cores).
+# Measured over every case (float operations x products / live tl.dot multiply-adds): the correct kernels of
+# puzzles 11, 12, 13, 17 and 18 (solutions, lesson forms, beyond-the-lesson paths, tests/kernels/right/) reach 0
+# (11), 0.26 (12), 0.26 (13), 0.50 (17: D=16, where a softmax's few operations per score weigh most against 16
+# multiply-adds, and Δ = rowsum(o dO) runs on CUDA cores by design) and 0.44 (18); the cheats with products on CUDA
+# cores beside gated, live tl.dot calls are at least 2.15 (17, dv alone), 2.13 (12: zero queries) and 2.0 (11),
+# except 1.06 on puzzle 11's case with K smaller than a block, where the tl.dot's padding to BK doubles its work.
+# A block of no work (all zeros, or all -inf: a padded tile's) counts nothing (p12_rows_in_eight_tiles, its
+# products on tensor cores, reached 1.15 on one key before; 0.14 at most now). Counting only
+# operations between values that move with the inputs (not `s * scale`) and leaving out exp and log brought puzzle
+# 17 down from 0.82; a product on CUDA cores still costs two per multiply-add however it is written.
+CUDA_CORE_SHARE = 1.0
 
 
 def wide_tile(lesson_blocks: tuple[str, ...], blocks: Mapping[str, int], recorder) -> str | None:

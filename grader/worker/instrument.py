@@ -35,7 +35,8 @@ What the wrappers do while a ``Recorder`` is active:
   raw bits); every block carries the dots it was computed from, so that a dot whose result never reaches a
   store (multiplied by a constant zero, overwritten) is known as dead work; where the tl.dot budget applies, each
   dot's result is also perturbed in shadows carried beside the real values (``DotShadows``), and a dot whose
-  perturbation moves no store (d - d, however written) is dead work too;
+  perturbation moves no store (d - d, however written) is dead work too; and the float operations outside tl.dot
+  are counted (``cuda_cores``: products on CUDA cores beside a tl.dot kept looking live);
 - where blocks are the lesson (``Recorder.tile_limit``), note the first block shape wider than the case allows,
   whatever made it (a local constexpr, a ``@triton.jit`` helper).
 Outside a recording too, ``tl.range``'s loop variable is a tensor, as on the GPU (``i.to(tl.int64)``). On a triton
@@ -53,7 +54,7 @@ import sys
 import numpy as np
 
 from grader.paths import location  # noqa: F401 (the name this module's callers use: instrument.location)
-from grader.worker import gpu_ops
+from grader.worker import cuda_cores, gpu_ops
 from grader.worker.as_compiled import (
     _ABSENT,
     _as_the_compiler_reads,
@@ -124,9 +125,8 @@ def _hook_points():
     for name in ("_patch_lang_core", "_patch_lang", "_LangPatchScope", "_get_np_dtype", "_implicit_cvt"):
         if not callable(getattr(interpreter, name, None)):
             missing.append(name)
-    handle_fields = [f.name for f in dataclasses.fields(getattr(interpreter, "TensorHandle", object))] \
-        if dataclasses.is_dataclass(getattr(interpreter, "TensorHandle", None)) else []
-    if "attr" not in handle_fields:
+    handle = getattr(interpreter, "TensorHandle", None)
+    if not dataclasses.is_dataclass(handle) or "attr" not in [field.name for field in dataclasses.fields(handle)]:
         missing.append("TensorHandle.attr")
     return interpreter, builder, executor, missing
 
@@ -252,6 +252,7 @@ def _wrap_tagging(original, name):
     splat = name == "create_splat"
     adds = name in ("create_fadd", "create_fsub")
     rounding = name in _ROUNDING
+    flops = cuda_cores.FLOPS.get(name, 0)  # float work on CUDA cores, where the tensor-core rule applies
 
     def wrapper(*args, **kwargs):
         if adds and _active is not None and _active.dot_calls:
@@ -260,6 +261,8 @@ def _wrap_tagging(original, name):
         if rounding and _active is not None and _active.dot_calls:
             _note_rounding(name, result, args)
         if _active is not None:
+            if flops and _active.dots_16bit:
+                _active.float_ops += cuda_cores.counted(flops, args) * cuda_cores.elements(result.data)
             if _active.shadows is not None and name != "create_dot":  # see _wrap_dot
                 _active.shadows.op(original, name, result, args, kwargs)
             _active._tag(result, args)
@@ -306,8 +309,7 @@ def _wrap_dot(original):
         if _active is None:
             return result
         counted, line = None, None
-        if np.any(a.data) or np.any(b.data):  # zeros by zeros: no work (one zero block may be honest: queries
-            # that are all 0)
+        if np.any(a.data) or np.any(b.data):  # zeros by zeros: no work (one zero block may be honest: q of 0s)
             work = int(np.prod(np.shape(a.data)[:-2], dtype=np.int64)) * m * n * k
             _active.dots += 1
             _active.dot_work += work
@@ -343,15 +345,18 @@ def _wrap_reduce(apply):
     """Reductions and scans (tl.sum, tl.max, ...) build their blocks outside the builder: their results carry
     the tl.dot ids of their inputs too."""
     def wrapper(self, input, *args, **kwargs):
+        inputs = input if isinstance(input, (tuple, list)) else (input,)
         combine = getattr(self, "combine_fn", None)
-        if _active is not None and getattr(getattr(combine, "fn", combine), "__name__", "") == "_sum_combine":
-            _refuse_16_bit_sum("sum", input if isinstance(input, (tuple, list)) else (input,))
+        combine = getattr(getattr(combine, "fn", combine), "__name__", "")
+        if _active is not None and combine == "_sum_combine":
+            _refuse_16_bit_sum("sum", inputs)
+        before = _active.float_ops if _active is not None else 0  # a combine's ops, and its checks', count as below
         result = apply(self, input, *args, **kwargs)
         if _active is not None and _active.shadows is not None:
-            _active.shadows.reduce(apply, self, input if isinstance(input, (tuple, list)) else (input,), result,
-                                   args, kwargs)
+            _active.shadows.reduce(apply, self, inputs, result, args, kwargs)
+        if _active is not None and _active.dots_16bit:
+            _active.float_ops = before + cuda_cores.reduced(combine, inputs)
         if _active is not None and _active.dot_calls:
-            inputs = input if isinstance(input, (tuple, list)) else (input,)
             handles = [getattr(value, "handle", None) for value in inputs]
             for value in result if isinstance(result, (tuple, list)) else (result,):
                 _active._carry_dots(getattr(value, "handle", None), handles, multiply=False)
@@ -438,15 +443,11 @@ def _wrap_builder(builder) -> None:
             setattr(builder, name, _zeros_ordered(getattr(builder, name), name))
     _remainders_histograms_clamps_constants(builder)
     _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
-    for name in ("create_shl", "create_lshr", "create_ashr"):
+    for name, wrap in (*((shift, _shift_in_width) for shift in ("create_shl", "create_lshr", "create_ashr")),
+                       ("create_fp_to_fp", _fp8_as_the_gpu), ("create_gather", _gather_in_range),
+                       ("create_barrier", _barrier)):
         if callable(getattr(builder, name, None)):
-            setattr(builder, name, _shift_in_width(getattr(builder, name)))
-    if callable(getattr(builder, "create_fp_to_fp", None)):
-        builder.create_fp_to_fp = _fp8_as_the_gpu(builder.create_fp_to_fp)
-    if callable(getattr(builder, "create_gather", None)):
-        builder.create_gather = _gather_in_range(builder.create_gather)
-    if callable(getattr(builder, "create_barrier", None)):
-        builder.create_barrier = _barrier(builder.create_barrier)
+            setattr(builder, name, wrap(getattr(builder, name)))
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, _nonzero_divisor(getattr(builder, name), name))
@@ -534,8 +535,7 @@ def _np_dtype_once(np_dtype):
         try:
             return np_dtypes[tt_dtype]
         except KeyError:
-            found = np_dtypes[tt_dtype] = np_dtype(tt_dtype)
-            return found
+            return np_dtypes.setdefault(tt_dtype, np_dtype(tt_dtype))
         except TypeError:  # unhashable: ask every time
             return np_dtype(tt_dtype)
     return np_dtype_once
@@ -584,9 +584,8 @@ def recording(maps: bool = False):
     if not install():
         yield None
         return
-    recorder = Recorder()
+    _active = recorder = Recorder()
     recorder.maps = maps
-    _active = recorder
     try:
         yield recorder
     finally:

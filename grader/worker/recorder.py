@@ -56,9 +56,7 @@ class Recorder(RaceChecks):
         self.regions: list[Region] = []
         self.violation: Violation | None = None
         self.race: Race | None = None  # the first race seen (a double store wins over a read)
-        # the first store or atomic into an input (a given region): (the region, the element, the program, where,
-        # its code); put back later or not, it is refused (input_store_message)
-        self.input_store: tuple | None = None
+        self.input_store: tuple | None = None  # the first store or atomic into an input, refused (input_store_message)
         self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
         self.atomic_old_used = self.atomic_reads = False  # old values of atomics used (order_note), noted (read_back)
         self.program = (0, 0, 0)
@@ -66,6 +64,7 @@ class Recorder(RaceChecks):
         self.dots = 0  # tl.dot calls, summed over programs
         self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
         self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
+        self.float_ops = 0  # where dots_16bit: float operations outside tl.dot, over programs (cuda_cores)
         self.launches: list[Launch] = []
         self.on_launch = None  # set by the grader: called with each launch before it runs (gpu_compile.compile_ahead)
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}

@@ -669,7 +669,7 @@ ATTENTION_BACKWARD = Puzzle(
              Scratch(("dq", "dk", "dv"), "N",
                      lesson="Only Δ (one float per query) goes from one kernel to the next: p and ds live in "
                             "registers, one tile at a time, never as N x T matrices in memory."),
-             Dots("dot_floor", says="4 products per key-walk tile and 3 per query-walk tile",
+             Dots("dot_floor", says="4 products per key-walk tile and 3 per query-walk tile", products=7,
                   lesson="All seven products are tl.dot calls on 16-bit operands: s and dp in both walks, dv and dk "
                          "in the key walk, dq in the query walk."),
              *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))),
@@ -799,7 +799,7 @@ SPARSE_ATTENTION_BACKWARD = Puzzle(
                                                                   "once per TCB of the transposed BSB (Δ too)."),
              Scratch(("dq", "dk", "dv"), "N", lesson="Only Δ (one float per query) goes from the dq kernel to the "
                                                      "dk/dv kernel."),
-             Dots("16*16*D*(3*num_tcb + 4*num_key_tcb)",
+             Dots("16*16*D*(3*num_tcb + 4*num_key_tcb)", products=7,
                   lesson="Three products per TCB in the dq kernel (s, dp, dq) and four per TCB of the transposed BSB "
                          "(s, dv, dp, dk), all tl.dot calls on 16-bit operands."),
              *(Writes(name, 1, lesson=f"{name} is written once.") for name in ("dq", "dk", "dv"))))

@@ -217,7 +217,7 @@ ATTENTION = Puzzle(
              Reads("v", 1, per="program", block=("o", "BQ*D"),
                    lesson="Each query block reads every value once, in the key loop."),
              Dots("2 * -(-N // BQ) * BQ * T * D", says="2*N*T*D (N rounded up to whole BQ blocks)",
-                  launched=(("BQ", "M"),),
+                  launched=(("BQ", "M"),), products=2,
                   lesson="Both products, q k^T and p v, are tl.dot calls, in every key block, the last one too."),
              Writes("o", 1, lesson="Store each row of o once, after the key loop.")),
     lesson_blocks=("BK",))
@@ -384,8 +384,9 @@ SPARSE_ATTENTION = Puzzle(
     budgets=(Reads("q", 1, lesson="Each window loads its 16 rows of q once, before the TCB loop."),
              Loads(("k",), "16*D*num_tcb", lesson="Each TCB gathers its 16 key rows once."),
              Loads(("v",), "16*D*num_tcb", lesson="Each TCB gathers its 16 value rows once."),
-             Dots("2*num_tcb*16*16*D", lesson="Both products of every TCB, q k^T and p v, are tl.dot calls: "
-                                              "that is what puts them on tensor cores."),
+             Dots("2*num_tcb*16*16*D", products=2,
+                  lesson="Both products of every TCB, q k^T and p v, are tl.dot calls: that is what puts them on "
+                         "tensor cores."),
              Writes("o", 1, lesson="Store each row of o once, after the TCB loop.")))
 
 PUZZLES = (MATMUL, ATTENTION, SPARSE_ATTENTION)
