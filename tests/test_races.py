@@ -91,6 +91,30 @@ def test_loading_what_another_program_of_the_launch_stored_is_a_race():
     assert abs(race.first[0] - race.second[0]) == 1, race
 
 
+@triton.jit
+def _add_then_exchange_kernel(out_ptr):
+    """Program 0 adds 1 into out[0] atomically; program 1 exchanges 5 into it, wiping any add that landed first."""
+    if tl.program_id(0) == 0:
+        tl.atomic_add(out_ptr, 1)
+    else:
+        tl.atomic_xchg(out_ptr, 5)
+
+
+@pytest.mark.parametrize("in_id_order", [True, False], ids=["id order", "drawn order"])
+def test_an_exchange_over_another_programs_atomic_add_races_whichever_runs_first(in_id_order):
+    """An exchange overwrites: run after another program's add (id order) or before it (the drawn order, which
+    reverses two programs), on a GPU it may wipe the add, so it races either way."""
+    out = torch.zeros(1, dtype=torch.int32)
+    with contextlib.ExitStack() as stack:
+        if in_id_order:
+            stack.enter_context(programs_in_id_order())
+        recorder = stack.enter_context(instrument.recording())
+        _add_then_exchange_kernel[(2,)](out)
+    race = recorder.race
+    assert race is not None and race.kind == "write", race
+    assert "with tl.atomic_xchg" in race.message(), race.message()
+
+
 def test_a_later_launch_may_load_what_an_earlier_one_stored():
     """Launches run one after another on a GPU too: only programs of one launch race."""
     src, middle, dst = torch.randn(64), torch.zeros(64), torch.zeros(64)

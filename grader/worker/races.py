@@ -99,14 +99,16 @@ class RaceChecks:
         owners[elements] = me
 
     # -- races between atomics and plain accesses (issue 26, class 4) -----------------------------------------------
-    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str, swap: bool = False):
+    def _check_atomic_race(self, region: Region, elements: np.ndarray, kind: str, swap: bool = False,
+                           racy: str = ""):
         """Atomics that add race with nothing but plain accesses: a plain store of an element another program of
         the launch updates atomically (before or after it: the store may land between the updates and wipe them),
         and a plain load of an element another program updates atomically (before it: the load may see any partial
         sum; or after it, in the interpreter's order: the GPU may run the update first), unless it is part of a
         compare-and-swap retry loop (its guess is checked by the swap). `kind`: this access, "load", "store" or
-        "atomic" (`swap`: a compare-and-swap; no other atomic is spared by a retry loop). Plain loads are noted in
-        every tensor, inputs too (see _note_load)."""
+        "atomic" (`swap`: a compare-and-swap; no other atomic is spared by a retry loop; `racy`: an atomic that
+        overwrites, see Recorder.overwriting_atomic, which races with other programs' atomics too, whichever ran
+        first). Plain loads are noted in every tensor, inputs too (see _note_load)."""
         me = len(self._programs_of_launch) - 1
         updated = self._atomic_by.get(region)
         if kind == "atomic":
@@ -117,6 +119,9 @@ class RaceChecks:
                 before = owners[elements]
                 clash = np.flatnonzero((before >= 0) & (before != me))
                 self._atomic_clash(region, elements, clash, before, "write", self._overwritten_with.get(region, ""))
+            if racy and (self._yields() or region.map is not None):  # over other programs' updates, done before it
+                other = np.where(updated[0, elements] != me, updated[0, elements], updated[1, elements])
+                self._atomic_clash(region, elements, np.flatnonzero((other >= 0) & (other != me)), other, "write", racy)
             loaded = self._loaded_by.get(region)
             if loaded is not None and (self.race is None or region.map is not None):
                 other = np.where(loaded[0, elements] != me, loaded[0, elements], loaded[1, elements])

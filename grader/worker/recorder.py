@@ -359,7 +359,7 @@ class Recorder(RaceChecks):
             if racy:  # no race among atomics that add: the hardware orders them; these overwrite
                 self._overwritten_with[region] = racy
                 self._check_write_race(region, touched, racy)
-            self._check_atomic_race(region, touched, "atomic", swap)
+            self._check_atomic_race(region, touched, "atomic", swap, racy)
             return
         lanes, first = np.unique(offsets, return_index=True)  # a GPU coalesces lanes with one address
         moved = lanes.size * width
