@@ -21,15 +21,17 @@ Hints
 - load x and y, add, store z                                      (3 lines)
 
 What your file may hold (it is graded by its kernels alone; the rest of it never runs)
-- the puzzle's kernels, with their names and parameters in order; a parameter of your own goes after them, with a
-  default (SCALE: tl.constexpr = 2), since the launcher passes only the puzzle's;
+- the puzzle's kernels, with their names and parameters in order, each annotated tl.constexpr or not at all; a
+  parameter of your own goes after them, with a default (SCALE: tl.constexpr = 2), since the launcher passes only
+  the puzzle's;
 - more @triton.jit helpers (_add_block is a fine name; names starting with two underscores are not);
 - module constants that are literals: ROWS = 16, ROWS: tl.constexpr = 16, EPS = tl.constexpr(1e-6);
 - a print in a kernel, to debug (its lines go to stderr, not into the report), and @triton.jit's options such as
-  do_not_specialize;
+  do_not_specialize (with debug=True the grader checks tl.device_assert and int32 overflows, as a GPU would);
 - calls of tl's functions, but never tl's functions as values (compared, passed or stored), identity tests only
   against None, and nothing through tl.core: the interpreter runs a stand-in for each of tl's functions, so such a
-  test would make a kernel one thing on a CPU and another on a GPU. The grader refuses the file and names the line.
+  test would make a kernel one thing on a CPU and another on a GPU. So would a pointer cast to a number (an address
+  differs between the two). The grader refuses the file and names the line.
 
 Grade it:  python -m grader 1
 """

@@ -213,4 +213,15 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # The grader runs them in a drawn order, never the ids' (grader.worker.program_order)
     "cheating/p07_tickets_follow_ids.py": ("mismatch", "elements of out wrong"),
     "cheating/p07_lower_ids_are_done.py": ("mismatch", "elements of out wrong"),
+    # the nineteenth review: what the GPU build differs in from the interpreter's run. A parameter's dtype
+    # annotation (the launcher passes N0 as int8; y read as float16 halves), a debug build's checks (a failing
+    # tl.device_assert or int32 overflow stops a GPU kernel), and a tensor's address read as a number
+    "cheating/p01_length_as_int8.py": ("error", "the annotation `N0: tl.int8`: a parameter is annotated tl.constexpr "
+                                                "or not at all"),
+    "cheating/p01_y_read_as_halves.py": ("error", "the annotation `y_ptr: tl.pointer_type(tl.float16)`"),
+    "cheating/p01_debug_build_overflows.py": ("error", "int32 overflow detected for operation mul: a check of the "
+                                                       "kernel's debug build failed"),
+    "wrong/p01_debug_assert_that_fails.py": ("error", "only the first block may run: a check of the kernel's debug "
+                                                      "build failed"),
+    "cheating/p01_address_tells_the_device.py": ("error", "a pointer cast to an integer (or an integer to a pointer)"),
 }

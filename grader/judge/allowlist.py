@@ -62,6 +62,9 @@ def is_literal(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool, type(None)))
 
 
+CONSTEXPR = ("triton.language.constexpr", "triton.language.core.constexpr")
+
+
 def resolve_alias(dotted: str | None, aliases: dict) -> str | None:
     """'tl.constexpr' -> 'triton.language.constexpr', through the file's triton imports."""
     if not dotted:
@@ -259,13 +262,19 @@ def kernel_problems(fn: ast.FunctionDef, names: set, aliases: dict, values: froz
 
 def _signature_problems(fn: ast.FunctionDef, scope: _Scope) -> list[tuple[int, str]]:
     """Locals named after a builtin Triton reads, parameters or locals named after an import, *args or **kwargs,
-    and defaults that are not literals."""
+    parameters annotated with anything but tl.constexpr, and defaults that are not literals."""
     problems = [(node.lineno, f"a local named {node.id}: Triton reads the builtin {node.id} until the local is "
                               "assigned; name it otherwise") for node in scope.stores if node.id in _TRITON_BUILTINS]
     for name in sorted(scope.local & set(scope.aliases)):  # `tl = "{0.__class__}"` would make tl.format a str's
         problems.append((fn.lineno, f"the name {name}: a parameter or local may not take the name of an import"))
     if fn.args.vararg or fn.args.kwarg:
         problems.append((fn.lineno, "*args or **kwargs in a kernel's parameters"))
+    for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:  # review 19
+        if arg.annotation is not None and resolve_alias(dotted_name(arg.annotation), scope.aliases) not in CONSTEXPR:
+            problems.append((arg.lineno, f"the annotation `{arg.arg}: {ast.unparse(arg.annotation)[:40]}`: a "
+                             "parameter is annotated tl.constexpr or not at all. On a GPU any other annotation sets "
+                             "the argument's type (`N0: tl.int8` passes 200 as -56; a pointer type reads the tensor "
+                             "as another dtype), which the interpreter ignores"))
     for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
         if not is_literal(default):
             problems.append((default.lineno, f"the default {ast.unparse(default)[:40]}: a parameter's default "

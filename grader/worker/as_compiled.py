@@ -4,12 +4,14 @@ become tensors where the compiler makes them (every assignment, a conditional ex
 helper's returns) and `and` / `or` / `not` are element-wise on tensors (``_source_as_compiled``); while a kernel runs,
 its `range`, `min` and `max` are the compiler's and names imported from triton.language are the interpreter's
 patched ones (``_as_the_compiler_reads``); and an integer argument equal to 1 is a constexpr, as the JIT
-specializes it (``_ones_as_constexprs``). grader.worker.gpu_semantics does the same for the arithmetic."""
+specializes it (``_ones_as_constexprs``); a kernel built with @triton.jit(debug=True) runs with its checks on, as
+its GPU build does (``_debug_as_jitted``). grader.worker.gpu_semantics does the same for the arithmetic."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import inspect
 
 
@@ -251,3 +253,21 @@ def _ones_as_constexprs(arg_names, args: tuple, kwargs: dict, ones: set[str]) ->
     given = set(names[:len(args)]) | set(kwargs)
     kwargs = {**kwargs, **{name: tl.constexpr(1) for name in ones if name in kwargs or name not in given}}
     return args, kwargs
+
+
+def _debug_as_jitted(debug):
+    """Run the kernel with the interpreter's debug option as @triton.jit(debug=...) sets it on a GPU, where a debug
+    build keeps every tl.device_assert and an overflow check of each integer + and *, any of which stops the kernel
+    (review 19): the interpreter checks them too (triton's interpreter ignores the flag). `debug` is a bool, or the
+    options to restore; returns the options it replaced."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.interpreter_builder
+    options = getattr(builder, "options", None)
+    if isinstance(debug, bool) and dataclasses.is_dataclass(options) and hasattr(options, "debug"):
+        if debug != options.debug:
+            builder.options = dataclasses.replace(options, debug=debug, **(
+                {"sanitize_overflow": True} if debug and hasattr(options, "sanitize_overflow") else {}))
+    elif not isinstance(debug, bool):
+        builder.options = debug
+    return options

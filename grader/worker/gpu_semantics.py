@@ -14,8 +14,10 @@ import numpy as np
 
 from grader.worker.dot_shadows import _as_float32
 from grader.worker.regions import (
+    AddressAsNumber,
     ArgReduceOverNaN,
     ClampBoundsCrossed,
+    DebugCheckFailed,
     GatherOutOfRange,
     HistogramOutOfRange,
     IntegerDivisionByZero,
@@ -425,6 +427,32 @@ def _shift_in_width(shift):
                 f"store whatever a register held), while numpy gives 0, so the kernel would compute one thing here "
                 f"and another on a GPU. Keep every lane's amount in 0..{bits - 1}, masked lanes too")
         return shift(lhs, rhs, *args, **kwargs)
+    return checked
+
+
+def _no_address_numbers(convert):
+    """A pointer cast to an integer, or an integer to a pointer, refused (AddressAsNumber, review 19): a tensor's
+    address is the interpreter's here and the allocator's on a GPU (PyTorch's CUDA allocator aligns each tensor to
+    512 bytes), so a kernel that reads it can tell them apart and compute another thing on each."""
+    def refused(*args, **kwargs):
+        raise AddressAsNumber(
+            "a pointer cast to an integer (or an integer to a pointer): a tensor's address is not the same number in "
+            "the interpreter and on a GPU, so a kernel that computes with it can do one thing here and another "
+            "there. Compute offsets from program ids, tl.arange and the sizes the launcher passes; keep pointers as "
+            "pointers (x_ptr + offsets)")
+    return refused
+
+
+def _debug_check(create_assert):
+    """A failing check of a debug build (instrument._debug_as_jitted) as DebugCheckFailed, which says where it comes
+    from; the interpreter raises a bare AssertionError."""
+    def checked(condition, message, *args, **kwargs):
+        if not bool(np.all(np.asarray(condition.data))):
+            raise DebugCheckFailed(
+                f"{message}: a check of the kernel's debug build failed. @triton.jit(debug=True) compiles every "
+                "tl.device_assert, and an overflow check of each int32 + and *, into the GPU kernel, and a failing "
+                "one stops it there")
+        return create_assert(condition, message, *args, **kwargs)
     return checked
 
 

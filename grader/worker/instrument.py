@@ -58,6 +58,7 @@ from grader.worker import cuda_cores, gpu_ops
 from grader.worker.as_compiled import (
     _ABSENT,
     _as_the_compiler_reads,
+    _debug_as_jitted,
     _ones_as_constexprs,
     _source_as_compiled,
     _unspecialized,
@@ -67,8 +68,10 @@ from grader.worker.gpu_semantics import (
     _arg_reduce_without_nan,
     _bfloat16_as_floats,
     _bfloat16_as_numbers_in_reductions,
+    _debug_check,
     _fp8_as_the_gpu,
     _gather_in_range,
+    _no_address_numbers,
     _nonzero_divisor,
     _reduced_zeros_ordered,
     _remainders_histograms_clamps_constants,
@@ -445,7 +448,8 @@ def _wrap_builder(builder) -> None:
     _bfloat16_as_floats(builder)  # after _saturating: a bfloat16 source reaches it as the float32 numbers it holds
     for name, wrap in (*((shift, _shift_in_width) for shift in ("create_shl", "create_lshr", "create_ashr")),
                        ("create_fp_to_fp", _fp8_as_the_gpu), ("create_gather", _gather_in_range),
-                       ("create_barrier", _barrier)):
+                       ("create_barrier", _barrier), ("create_ptr_to_int", _no_address_numbers),
+                       ("create_int_to_ptr", _no_address_numbers), ("create_assert", _debug_check)):
         if callable(getattr(builder, name, None)):
             setattr(builder, name, wrap(getattr(builder, name)))
     for name in ("create_sdiv", "create_udiv", "create_srem", "create_urem"):
@@ -494,9 +498,11 @@ def _noted_launches(launch, patched: set):
         patched.clear()
         scope = getattr(self.fn, "__globals__", {})
         replaced = _as_the_compiler_reads(scope)
+        options = _debug_as_jitted(bool((getattr(self, "kwargs", None) or {}).get("debug")))
         try:
             return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
+            _debug_as_jitted(options)
             patched.clear()
             for name, value in replaced.items():
                 if value is _ABSENT:

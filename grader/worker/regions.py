@@ -83,6 +83,14 @@ class CombineOrderMatters(Exception):
     """A tl.reduce whose combine function gives another result in another order: a GPU's tree order differs."""
 
 
+class DebugCheckFailed(Exception):
+    """A tl.device_assert, or an int32 overflow check, of a kernel built with @triton.jit(debug=True) failed."""
+
+
+class AddressAsNumber(Exception):
+    """A pointer made a number, or a number a pointer: addresses differ between the interpreter and a GPU."""
+
+
 class DotNot16Bit(Exception):
     """A ``tl.dot`` with an operand that is not 16-bit, in a puzzle whose lesson is 16-bit tensor-core products."""
 
