@@ -94,6 +94,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     # lane races through a wider pointer, and across two stores
     "cheating/p01_lane_read_through_int64.py": ("race", "which another lane of the same program stored"),
     "cheating/p01_lane_write_after_write.py": ("race", "in one tl.store or in two with no tl.debug_barrier() between"),
+    # a write after a read between lanes (review 19): a lane stores over an element that another lane of its program
+    # loaded, with no barrier between the load and the store
+    "cheating/p01_lane_reads_then_another_overwrites.py": ("race", "which another lane of the same program loaded "
+                                                                   "since the last tl.debug_barrier()"),
     # tickets from tl.atomic_add's old values, read in lane order: the interpreter applies an atomic's lanes in an
     # order drawn for each call, as a GPU's threads land in any order
     "cheating/p01_atomic_tickets.py": ("mismatch", "elements of z wrong"),

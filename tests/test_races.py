@@ -425,3 +425,71 @@ def test_a_load_of_what_another_lane_updated_atomically_is_a_lane_race(mode):
 def test_a_lane_may_load_what_it_updated_itself_or_after_a_barrier(mode):
     recorder = _record_atomic_lanes(mode)
     assert recorder.race is None, recorder.race.message()
+
+
+# -- a write after a read between lanes: a store over what another lane of the program loaded ------------------------
+
+@triton.jit
+def _lane_reads_kernel(z_ptr, B: tl.constexpr, MODE: tl.constexpr):
+    """z holds 1.0 in each program's block; each lane loads elements of it, then stores 2.0 (or adds 1.0) over its
+    own element: MODE "neighbour" loads its own and its right-hand neighbour's; "barrier" the same, with a
+    tl.debug_barrier() before the store; "own" only its own; "masked" the neighbour's, where only the odd lanes
+    load and store (an even lane, masked off, points at the odd element its neighbour stores); "same bits" the
+    neighbour's, and stores 1.0, what is there; "broadcast" the program's first element, by every lane; "int64" its
+    own and its neighbour's through an int64 view (a lane reads two floats); "uint8" its own bytes through a uint8
+    view, and stores them back plus one; "atomic" the neighbour's, then adds 1.0 into its own element with
+    tl.atomic_add."""
+    lanes = tl.arange(0, B)
+    offsets = tl.program_id(0) * B + lanes
+    if MODE == "int64":
+        pairs = z_ptr.to(tl.pointer_type(tl.int64)) + tl.program_id(0) * (B // 2) + lanes // 2
+        seen = tl.load(pairs).to(tl.float32)
+    elif MODE == "uint8":
+        bytes_ = z_ptr.to(tl.pointer_type(tl.uint8)) + tl.program_id(0) * B * 4 + tl.arange(0, 4 * B)
+        tl.store(bytes_, tl.load(bytes_) + 1)
+        seen = tl.zeros([B], tl.float32)
+    elif MODE == "broadcast":
+        seen = tl.load(z_ptr + tl.program_id(0) * B + lanes * 0)
+    elif MODE == "own":
+        seen = tl.load(z_ptr + offsets)
+    else:
+        right = tl.program_id(0) * B + (lanes + 1) % B
+        seen = tl.load(z_ptr + right, mask=(MODE != "masked") | (lanes % 2 == 1), other=0.0)
+    if MODE == "barrier":
+        tl.debug_barrier()
+    if MODE == "atomic":
+        tl.atomic_add(z_ptr + offsets, tl.full([B], 1.0, tl.float32))
+    elif MODE == "same bits":
+        tl.store(z_ptr + offsets, tl.full([B], 1.0, tl.float32) + seen * 0)
+    elif MODE != "uint8":
+        tl.store(z_ptr + offsets, tl.full([B], 2.0, tl.float32) + seen * 0, mask=(MODE != "masked") | (lanes % 2 == 1))
+
+
+def _record_lane_reads(mode: str):
+    z = torch.ones(32)
+    with instrument.recording() as recorder:
+        _lane_reads_kernel[(2,)](z, B=16, MODE=mode)
+    return recorder
+
+
+@pytest.mark.parametrize("mode", ["neighbour", "broadcast", "int64", "atomic"])
+def test_a_store_over_what_another_lane_loaded_is_a_lane_race(mode):
+    race = _record_lane_reads(mode).race
+    assert race is not None and race.kind == "lane overwrite", race
+    message = race.message()
+    wrote = "updated" if mode == "atomic" else "stored into"
+    assert re.search(rf"program \(\d, 0, 0\) {wrote} z\[\d+\], which another lane of the same program loaded since "
+                     r"the last tl\.debug_barrier\(\) \(a write after a read\)", message), message
+    assert "Put tl.debug_barrier() between the loads and the store, or have each lane read only" in message
+
+
+@pytest.mark.parametrize("mode", ["barrier", "own", "masked", "same bits", "uint8"])
+def test_a_lane_may_store_over_what_it_loaded_itself_or_after_a_barrier(mode):
+    recorder = _record_lane_reads(mode)
+    assert recorder.race is None, recorder.race.message()
+
+
+def test_a_cheat_whose_lane_stores_over_what_another_lane_loaded_fails_and_its_barrier_passes():
+    case = failed_case(grade_file(1, cheat_file("p01_lane_reads_then_another_overwrites.py")))
+    assert case.reason == "race" and "(a write after a read)" in case.message, case.message
+    assert grade_file(1, KERNELS / "right" / "p01_neighbour_read_behind_a_barrier.py").status == "passed"

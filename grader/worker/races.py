@@ -1,8 +1,8 @@
 """Races, one concern of the access record (grader.worker.recorder.Recorder inherits these checks): two programs of
 one launch that touch one element without atomics (a store over another's store, a load of another's store, a store
 over what another loaded), a plain access beside other programs' atomics, and two lanes of one program (threads on
-a GPU, one after another in the interpreter) that store one element or read what the other stored or updated
-atomically with no barrier between."""
+a GPU, one after another in the interpreter) that store one element, read what the other stored or updated
+atomically, or store over what the other loaded, with no barrier between."""
 
 from __future__ import annotations
 
@@ -65,16 +65,49 @@ class RaceChecks:
         elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
         self._lane_of[region] = (elements, np.concatenate([lanes[::-1], by])[first])
 
-    def _lanes_in(self, kind: str, region: Region, offsets: np.ndarray, width: int, lanes: np.ndarray, values):
-        """_check_lanes on the elements these lanes touch, lanes of any width (an int64 or a uint8 view of a
-        float32 tensor too; their values are then not compared)."""
+    def _lanes_in(self, kind: str, region: Region, offsets: np.ndarray, width: int, lanes: np.ndarray, values,
+                  swap: bool = False):
+        """_check_lanes and _check_lane_reads on the elements these lanes touch, lanes of any width (an int64 or a
+        uint8 view of a float32 tensor too; their values are then not compared). For _check_lane_reads the lanes
+        narrower than an element that share one are one lane (the first of them): each reads and writes its own
+        bytes. `swap`: the access is a compare-and-swap (see _check_lane_reads)."""
         if width == region.itemsize:
             self._check_lanes(kind, region, offsets // width, lanes, values)
+            self._check_lane_reads(kind, region, offsets // width, lanes, values, swap)
             return
         per = max(1, -(-width // region.itemsize))
         elements = (offsets // region.itemsize)[:, None] + np.arange(per)
         inside = elements < region.numel
-        self._check_lanes(kind, region, elements[inside], np.repeat(lanes, per).reshape(elements.shape)[inside], None)
+        elements, lanes = elements[inside], np.repeat(lanes, per).reshape(elements.shape)[inside]
+        self._check_lanes(kind, region, elements, lanes, None)
+        self._check_lane_reads(kind, region, elements, _first_lanes(elements, lanes) if width < region.itemsize
+                               else lanes, None, swap)
+
+    def _check_lane_reads(self, kind: str, region: Region, elements: np.ndarray, lanes: np.ndarray, values,
+                          swap: bool):
+        """A write after a read inside one program: a store (or an atomic) by one lane into an element that another
+        lane of this program loaded since the last tl.debug_barrier races (on a GPU the lanes are threads, and
+        the store may land before the other thread's load, which then reads the new value; the interpreter runs
+        every lane of a load before the store). A store of the bits the element holds changes nothing the load
+        could see, and a compare-and-swap in a retry loop checks its guess (as between programs,
+        _check_atomic_race). Loads are noted per element, in tensors the kernel may store into (a store into an
+        input is refused anyway): the lane that loaded it, or SEVERAL; the notes of an earlier program or before
+        a barrier are stale (Recorder._lane_reads_now)."""
+        if region.given or self.race is not None:
+            return
+        if kind == "load":
+            _note_lane_reads(self._lane_reads, region, elements, lanes, self._lane_reads_now)
+            return
+        noted = self._lane_reads.get(region)
+        if noted is None:
+            return
+        now, by = noted
+        clash = np.flatnonzero((now[elements] == self._lane_reads_now) & (by[elements] != lanes))
+        if clash.size and values is not None:
+            clash = clash[~_holds(region, elements[clash], np.asarray(values)[clash])]
+        if clash.size and not (kind == "atomic" and swap and _in_while_loop()):
+            self._race("lane overwrite", region, int(elements[clash[0]]), len(self._programs_of_launch) - 1,
+                       via="an atomic" if kind == "atomic" else "")
 
     def _check_write_race(self, region: Region, elements: np.ndarray, via: str, values=None):
         """A store over another program's store in this launch races: each element is written by one program.
@@ -193,7 +226,7 @@ class RaceChecks:
 
     def _yields(self) -> bool:
         """Whether a write race found now replaces the race found so far (none, or one of a read)."""
-        return self.race is None or self.race.kind in ("read", "overwrite", "lane atomic")
+        return self.race is None or self.race.kind in ("read", "overwrite", "lane atomic", "lane overwrite")
 
     def _atomic_clash(self, region, elements, clash, other, kind, via=""):
         if not clash.size:
@@ -228,7 +261,9 @@ class RaceChecks:
                 if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0}
 
 
-SEVERAL = -3  # in Recorder._lane_of: an element several lanes of the program updated with atomics (see _check_lanes)
+# in Recorder._lane_of: an element several lanes of the program updated with atomics (see _check_lanes); in
+# Recorder._lane_reads: one several lanes loaded (see _check_lane_reads)
+SEVERAL = -3
 ATOMIC = -4  # in Recorder._lane_of, ATOMIC - lane: an element that one lane alone updated with an atomic
 
 
@@ -241,6 +276,26 @@ def _owners_after_atomic(known, by, elements, lanes, shared) -> tuple[np.ndarray
     lanes = np.where(shared | np.isin(elements, twice), SEVERAL, ATOMIC - lanes)
     elements, first = np.unique(np.concatenate([elements[::-1], known]), return_index=True)
     return elements, np.concatenate([lanes[::-1], by])[first]
+
+
+def _note_lane_reads(notes: dict, region: Region, elements: np.ndarray, lanes: np.ndarray, now: int):
+    """Note a plain load's elements in `notes` (Recorder._lane_reads): per element of `region`, the pass it was
+    loaded in (`now`) and the lane that loaded it, or SEVERAL where lanes of this pass differ (this load's too)."""
+    noted = notes.get(region)
+    if noted is None:
+        noted = notes[region] = (np.full(region.numel, -1, dtype=np.int32), np.zeros(region.numel, dtype=np.int64))
+    when, by = noted
+    lanes = np.where((when[elements] != now) | (by[elements] == lanes), lanes, SEVERAL)
+    when[elements], by[elements] = now, lanes
+    by[elements[by[elements] != lanes]] = SEVERAL  # an element two lanes of this load read: one kept the other's
+
+
+def _first_lanes(elements: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    """Each lane's name as the first (lowest) lane of this access that touches its element."""
+    unique, index = np.unique(elements, return_inverse=True)
+    first = np.full(unique.size, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, index.ravel(), lanes)
+    return first[index.ravel()]
 
 
 def _bits(values: np.ndarray) -> np.ndarray:

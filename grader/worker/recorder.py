@@ -79,6 +79,7 @@ class Recorder(RaceChecks):
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
         self._lane_of: dict[Region, tuple] = {}  # this program: (elements it stored, sorted; the lane of each)
+        self._lane_reads, self._lane_reads_now = {}, 0  # this launch: what lane loaded each element (_check_lane_reads)
         # this launch: per element, the first and the last program that updated it with an atomic, and that loaded
         # it with a plain load (see _check_atomic_race)
         self._atomic_by: dict[Region, np.ndarray] = {}
@@ -198,6 +199,7 @@ class Recorder(RaceChecks):
         self._overwritten_with = {}  # per region: the overwriting atomic that wrote it (_count's racy), for messages
         self._atomic_by = {}
         self._loaded_by = {}
+        self._lane_reads, self._lane_reads_now = {}, 0
 
     def _start_program(self, given: tuple) -> tuple:
         """The interpreter starts its next program, `given` in id order: the one the drawn order runs there starts
@@ -206,6 +208,7 @@ class Recorder(RaceChecks):
         self.program = program
         self._programs_of_launch.append(program)
         self._lane_of = {}  # this program's stores: per region, each element's lane (see _check_lanes)
+        self._lane_reads_now += 1  # and its loads (see _check_lane_reads)
         self._swaps_failed = {}  # this program's: per region, the elements a swap failed once on (contended_swaps)
         self._watch()
         return program
@@ -223,8 +226,10 @@ class Recorder(RaceChecks):
         return self.orders[-1].ordinal(self.program) if self.orders else 0
 
     def barrier(self):
-        """tl.debug_barrier: every lane's stores before it are seen by every lane after it."""
+        """tl.debug_barrier: every lane's stores before it are seen by every lane after it, and every lane's loads
+        before it are done before any lane's store after it."""
         self._lane_of = {}
+        self._lane_reads_now += 1
 
     def _watch(self):
         """Stop the kernel (OverBudget) if the watchdog finds a budget exceeded by the counts so far."""
@@ -307,7 +312,7 @@ class Recorder(RaceChecks):
             mine = addrs[lanes]
             if mine.size:  # an atomic's lanes store values the lane check cannot know (see _check_lanes)
                 self._lanes_in(kind, region, mine - np.int64(region.start), width, positions[lanes],
-                               None if values is None or kind == "atomic" else values[lanes])
+                               None if values is None or kind == "atomic" else values[lanes], swap)
                 self._count(kind, region, mine - np.int64(region.start), width,
                             None if values is None else values[lanes], racy, swap)
 

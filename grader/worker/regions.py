@@ -355,7 +355,8 @@ class Race:
     """Two programs of one launch touched one element without atomics, and one of them stored it."""
     kind: str  # "write": both stored it; "read": the later program loaded what the earlier one stored; "overwrite":
     # the later program stored what the earlier one loaded; "lane write", "lane read": the same, between two lanes
-    # of one program (first is second); "lane atomic": an atomic over another lane's plain store
+    # of one program (first is second); "lane atomic": an atomic over another lane's plain store; "lane overwrite":
+    # a store (or an atomic, via "an atomic") into what another lane of the program loaded since the last barrier
     region: Region
     element: int
     first: tuple  # the program that stored it first (loaded it, for an overwrite)
@@ -377,27 +378,8 @@ class Race:
         name += f" (passed as {', '.join(passed)})" if passed else ""
         if self.atomic:
             return self._atomic_message(name)
-        if self.kind == "lane write" and self.pitch:
-            return (f"two lanes of program {self.second} wrote {name}: {self.pitch}. Rows at the wrong "
-                    f"distance run into each other\n  at {self.where}: {self.code}")
-        if self.kind == "lane write":
-            return (f"two lanes of program {self.second} wrote {name} with different values, in one tl.store or in "
-                    "two with no tl.debug_barrier() between: on a GPU the lanes are threads, and which value lands "
-                    "last is undefined (the interpreter keeps the last). If lanes add into shared elements (a "
-                    "scatter), use tl.atomic_add; otherwise give each element one lane (check the offsets this store "
-                    "computes)\n"
-                    f"  at {self.where}: {self.code}")
-        if self.kind == "lane atomic":
-            return (f"program {self.second} updated {name} with an atomic, over what another lane of the same program "
-                    "stored with a plain store: on a GPU the lanes are threads, and without a barrier the store may "
-                    "land after the update and wipe it (or the atomic may read what was there before). Put "
-                    f"tl.debug_barrier() between the store and the atomic\n  at {self.where}: {self.code}")
-        if self.kind == "lane read":
-            return (f"program {self.second} read {name}, which another lane of the same program stored (with "
-                    "tl.store or an atomic): on a GPU the lanes are threads, and without a barrier the load may run "
-                    "before the other thread's store. Keep "
-                    "the value in a variable instead of reading it back (or put tl.debug_barrier() between)\n"
-                    f"  at {self.where}: {self.code}")
+        if self.kind.startswith("lane "):
+            return self._lane_message(name)
         if self.kind == "overwrite":
             return (f"program {self.second} stored into {name}, which program {self.first} read with a plain load in "
                     "the same launch: on a GPU they run at the same time, so that load may see this store (a value "
@@ -444,6 +426,35 @@ class Race:
                 f"it is {width} elements wide: the blocks overlap, so the work is done twice, and on a GPU two "
                 "programs that write one element race. Blocks of B0 elements start B0 apart: offsets = "
                 "tl.program_id(0) * B0 + tl.arange(0, B0)")
+
+    def _lane_message(self, name: str) -> str:
+        """The message of a race between two lanes of one program (a kind "lane ...")."""
+        if self.kind == "lane write" and self.pitch:
+            return (f"two lanes of program {self.second} wrote {name}: {self.pitch}. Rows at the wrong "
+                    f"distance run into each other\n  at {self.where}: {self.code}")
+        if self.kind == "lane write":
+            return (f"two lanes of program {self.second} wrote {name} with different values, in one tl.store or in "
+                    "two with no tl.debug_barrier() between: on a GPU the lanes are threads, and which value lands "
+                    "last is undefined (the interpreter keeps the last). If lanes add into shared elements (a "
+                    "scatter), use tl.atomic_add; otherwise give each element one lane (check the offsets this store "
+                    "computes)\n"
+                    f"  at {self.where}: {self.code}")
+        if self.kind == "lane atomic":
+            return (f"program {self.second} updated {name} with an atomic, over what another lane of the same program "
+                    "stored with a plain store: on a GPU the lanes are threads, and without a barrier the store may "
+                    "land after the update and wipe it (or the atomic may read what was there before). Put "
+                    f"tl.debug_barrier() between the store and the atomic\n  at {self.where}: {self.code}")
+        if self.kind == "lane overwrite":
+            wrote = "updated" if self.via else "stored into"
+            return (f"program {self.second} {wrote} {name}, which another lane of the same program loaded since the "
+                    "last tl.debug_barrier() (a write after a read): on a GPU the lanes are threads, and without a "
+                    "barrier this store may land before the other thread's load, which then reads the new value. Put "
+                    "tl.debug_barrier() between the loads and the store, or have each lane read only the elements it "
+                    f"writes itself\n  at {self.where}: {self.code}")
+        return (f"program {self.second} read {name}, which another lane of the same program stored (with "  # lane read
+                "tl.store or an atomic): on a GPU the lanes are threads, and without a barrier the load may run "
+                "before the other thread's store. Keep the value in a variable instead of reading it back (or put "
+                f"tl.debug_barrier() between)\n  at {self.where}: {self.code}")
 
     def _atomic_message(self, name: str) -> str:
         if self.kind == "write" and self.via:
