@@ -104,3 +104,27 @@ def test_a_failing_puzzle_hint_is_skipped_not_raised():
     working = (checker.Hint("working", lambda inputs, yours, blocks: True, "the puzzle's hint"),)
     assert "the puzzle's hint" not in (_hint(expected + 1, expected, {"B0": 2}, broken) or "")
     assert _hint(expected + 1, expected, {"B0": 2}, working) == "the puzzle's hint"
+
+
+def test_a_case_is_prepared_once_per_process_and_no_grading_changes_what_was_kept(tmp_path):
+    """verdict.prepare keeps each case's inputs, reference and allowed error for the next grading of it (cases.Kept);
+    a grading that fails (the hints compute on them) leaves them as they were, and make_inputs hands each caller
+    tensors of its own, which a kernel may write into."""
+    from helpers import grade_text, lesson_text
+
+    from grader.judge import verdict
+
+    puzzle = registry.find(3)
+    case = puzzle.cases[0]
+    first = verdict.prepare(puzzle, case, 11)
+    kept = [t.clone() for t in first.expected + first.allowances]
+    wrong = lesson_text(puzzle).replace("acc += tl.sum(tile, axis=1)", "acc += tl.sum(tile, axis=1) * 1.5")
+    result = grade_text(puzzle, wrong, tmp_path, seed=11)
+    assert result.cases[0].reason == "mismatch", result
+    again = verdict.prepare(puzzle, case, 11)
+    assert again is first
+    assert all(torch.equal(a, b) for a, b in zip(again.expected + again.allowances, kept))
+    one, other = make_inputs(puzzle.spec, case, 11)[0], make_inputs(puzzle.spec, case, 11)[0]
+    assert one["x"] is not other["x"] and torch.equal(one["x"], other["x"])
+    one["x"].add_(1.0)
+    assert torch.equal(make_inputs(puzzle.spec, case, 11)[0]["x"], other["x"])

@@ -8,7 +8,9 @@ annotations, so a case never repeats them.
 from __future__ import annotations
 
 import inspect
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -129,11 +131,49 @@ def case_dims(case: Case, graph: Graph | None) -> dict[str, int]:
     return {**case.dims, "N": graph.num_nodes, "E": graph.num_edges} if graph is not None else dict(case.dims)
 
 
+class Kept:
+    """The last `limit` values of a pure function of (a spec or puzzle, a case, a seed), kept in this process for the
+    next grading of the same case: a --watch re-grade, a notebook's, and the tests, which grade each puzzle's cases
+    at one seed again and again (its inputs, its float64 reference and its allowed error cost a backward puzzle's
+    grading a fifth of its time). Keyed by identity, and checked, as a Case holds dicts and is no key."""
+
+    def __init__(self, limit: int):
+        self.limit, self.values, self.lock = limit, OrderedDict(), threading.Lock()
+
+    def get(self, owner, case: Case, seed: int):
+        with self.lock:
+            found = self.values.get((id(owner), id(case), seed))
+            if found is None or found[0] is not owner or found[1] is not case:
+                return None
+            self.values.move_to_end((id(owner), id(case), seed))
+            return found[2]
+
+    def put(self, owner, case: Case, seed: int, value) -> None:
+        with self.lock:
+            self.values[(id(owner), id(case), seed)] = (owner, case, value)
+            while len(self.values) > self.limit:
+                self.values.popitem(last=False)
+
+
+_drawn = Kept(48)
+
+
 def make_inputs(spec: Callable, case: Case, seed: int) -> tuple[dict[str, torch.Tensor | int], dict[str, int]]:
-    """The inputs of one case, in the spec's dtypes, on the CPU; and its sizes (with N, E for a graph).
+    """The inputs of one case, in the spec's dtypes, on the CPU; and its sizes (with N, E for a graph). Each call
+    gets tensors of its own (a kernel may write into its inputs: the judge checks it did not), drawn once per
+    process (``Kept``).
 
     A backward spec's saved arguments (``specs.saves``) are drawn like the others first, then replaced
     by what the forward saves, computed from the drawn inputs (``with_saved``)."""
+    drawn = _drawn.get(spec, case, seed)
+    if drawn is None:
+        drawn = _draw_inputs(spec, case, seed)
+        _drawn.put(spec, case, seed, drawn)
+    inputs, dims = drawn
+    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}, dict(dims)
+
+
+def _draw_inputs(spec: Callable, case: Case, seed: int) -> tuple[dict[str, torch.Tensor | int], dict[str, int]]:
     gen = torch.Generator().manual_seed(case_seed(seed, case))
     graph = case.graph(gen) if case.graph is not None else None
     from_graph = graph_arrays(graph) if graph is not None else {}

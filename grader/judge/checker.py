@@ -339,7 +339,7 @@ def check_outputs(names, outputs, expected, written, tolerances, inputs: Mapping
     Every wrong output is reported, not only the first: one mistake upstream of several outputs (a missing
     scale changes e_out and h alike) shows in each, and that pattern is itself a clue."""
     diagnoses = []
-    allowances = list(allowances or [None] * len(expected))
+    allowances = allowances if allowances is not None else [None] * len(expected)  # filled in place: kept
     for index, (name, value, exp, was_written, tolerance, allowed) in enumerate(zip(
             names, outputs, expected, written, tolerances, allowances)):
         allowed = allowances[index] = tolerance.allowed(inputs, exp) if allowed is None else allowed

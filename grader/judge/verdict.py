@@ -17,7 +17,7 @@ import torch
 
 from grader import coach, safe_output, transfer
 from grader.course.budgets import Scratch
-from grader.course.cases import Case, make_inputs, reference, spec_outputs
+from grader.course.cases import Case, Kept, make_inputs, reference, spec_outputs
 from grader.course.puzzle import skip_reason
 from grader.course.registry import BY_NUMBER, Puzzle
 from grader.judge import checker
@@ -82,18 +82,27 @@ class Prepared:
     dims: dict
     expected: list
     inputs64: dict
-    allowances: list | None = None
+    allowances: list | None = None  # each output's, once computed (checker.check_outputs fills the rest)
+
+
+_prepared = Kept(32)  # read only, by the judge and the checker: kept per (puzzle, case, seed) in this process
 
 
 def prepare(puzzle: Puzzle, case: Case, seed: int, allowances: bool = True) -> Prepared:
-    inputs, dims = make_inputs(puzzle.spec, case, seed)
-    expected = reference(puzzle.spec, inputs)
-    inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-                for k, v in inputs.items()}
-    allowed = None
-    if allowances and len(expected) == len(puzzle.tolerances):
-        allowed = [tolerance.allowed(inputs64, exp) for tolerance, exp in zip(puzzle.tolerances, expected)]
-    return Prepared(inputs, dims, expected, inputs64, allowed)
+    ready = _prepared.get(puzzle, case, seed)
+    if ready is None:
+        inputs, dims = make_inputs(puzzle.spec, case, seed)
+        expected = reference(puzzle.spec, inputs)
+        inputs64 = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                    for k, v in inputs.items()}
+        ready = Prepared(inputs, dims, expected, inputs64,
+                         [None] * len(expected) if len(expected) == len(puzzle.tolerances) else None)
+        _prepared.put(puzzle, case, seed, ready)
+    if allowances and ready.allowances is not None:
+        for index, (tolerance, exp) in enumerate(zip(puzzle.tolerances, ready.expected)):
+            if ready.allowances[index] is None:
+                ready.allowances[index] = tolerance.allowed(ready.inputs64, exp)
+    return ready
 
 
 def judge(puzzle: Puzzle, case: Case, seed: int, device: str, execution: transfer.Execution,
