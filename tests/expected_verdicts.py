@@ -228,4 +228,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "wrong/p01_debug_assert_that_fails.py": ("error", "only the first block may run: a check of the kernel's debug "
                                                       "build failed"),
     "cheating/p01_address_tells_the_device.py": ("error", "a pointer cast to an integer (or an integer to a pointer)"),
+    # the twentieth review: a combine function's Python numbers (the interpreter ran a tl.reduce / tl.associative_scan
+    # combine as raw Python: 65536 * 65536 was 2**32, an int32 0 on a GPU), and an 8-byte load at a 4-byte offset
+    "cheating/p03_combine_wraps_on_the_gpu.py": ("error", "tl.reduce with your combine function gives another result"),
+    "cheating/p03_scan_combine_wraps_on_the_gpu.py": ("mismatch", "4 of 4 elements of z wrong"),
+    "cheating/p01_reads_x_as_unaligned_int64.py": ("error", "a load of 8-byte values at byte offsets into x (passed as "
+                                                            "x_ptr) that are not multiples of 8"),
 }

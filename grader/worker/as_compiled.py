@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
 import inspect
 
 
@@ -271,3 +272,33 @@ def _debug_as_jitted(debug):
     elif not isinstance(debug, bool):
         builder.options = debug
     return options
+
+
+def combines_as_compiled(apply):
+    """tl.reduce and tl.associative_scan with the kernel's own combine function run it as any @triton.jit helper is
+    run: through its rewritten source, numbers as the compiler types them (review 20: triton's interpreter called the
+    raw Python function, where `k = 65536; k * k` is 2**32, and on a GPU an int32 0). Triton's own combines stay
+    as they are (the interpreter knows them by identity)."""
+    def wrapper(self, *args, **kwargs):
+        combine = getattr(self, "combine_fn", None)
+        raw = getattr(combine, "fn", None)
+        if type(combine).__name__ != "InterpretedFunction" or not inspect.isfunction(raw) or \
+                str(getattr(raw, "__module__", "")).startswith("triton."):
+            return apply(self, *args, **kwargs)
+        self.combine_fn = _Rewritten(combine)
+        try:
+            return apply(self, *args, **kwargs)
+        finally:
+            self.combine_fn = combine
+    return wrapper
+
+
+class _Rewritten:
+    """A @triton.jit combine function whose `fn`, as the interpreter's reductions call it, is the helper call."""
+
+    def __init__(self, jitted):
+        self.jitted = jitted
+        self.fn = functools.wraps(jitted.fn)(lambda *args: jitted(*args))
+
+    def __getattr__(self, name):
+        return getattr(self.jitted, name)

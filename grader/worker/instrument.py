@@ -62,6 +62,7 @@ from grader.worker.as_compiled import (
     _ones_as_constexprs,
     _source_as_compiled,
     _unspecialized,
+    combines_as_compiled,
 )
 from grader.worker.dot_shadows import DotShadows, _as_float32  # noqa: F401 (instrument.DotShadows, for callers)
 from grader.worker.gpu_semantics import (
@@ -411,8 +412,8 @@ def _install():
     _wrap_builder(builder)
     _wrap_grid(builder)
     _skip_overflow_asserts(builder)
-    interpreter.ReduceScanOpInterface.apply = _wrap_reduce(gpu_ops.one_bit_sums(
-        _bfloat16_as_numbers_in_reductions(interpreter.ReduceScanOpInterface.apply)))
+    interpreter.ReduceScanOpInterface.apply = combines_as_compiled(_wrap_reduce(gpu_ops.one_bit_sums(
+        _bfloat16_as_numbers_in_reductions(interpreter.ReduceScanOpInterface.apply))))
     interpreter._implicit_cvt = gpu_ops.arguments_as_the_gpu(interpreter._implicit_cvt)
     if callable(getattr(getattr(interpreter, "ReduceOps", None), "min_max", None)):
         interpreter.ReduceOps.min_max = _arg_reduce_without_nan(_reduced_zeros_ordered(interpreter.ReduceOps.min_max))

@@ -40,6 +40,11 @@ from grader.worker.regions import (
     wrong_pitch,
 )
 
+
+class Misaligned(Exception):
+    """A lane moving a value of N bytes at an offset into its tensor that is not a multiple of N (review 20)."""
+
+
 _READ_BACK = "_grader_atomic_read"  # on a block: made from what an atomic returned; the tensors it read
 
 MASK_FIX_ADVICE = (
@@ -294,6 +299,8 @@ class Recorder(RaceChecks):
             inside = (owner < 0) & (offsets >= 0) & (offsets + width <= region.numel * region.itemsize)
             owner[inside] = index
         bad = owner < 0
+        if not bad.any() and width > 1:
+            self._aligned(kind, regions, owner, addrs, width)
         if bad.any():
             for index, region in enumerate(regions):  # on the map, the lanes of the failing access that were inside
                 if region.map is not None and (owner == index).any():
@@ -315,6 +322,21 @@ class Recorder(RaceChecks):
                                None if values is None or kind == "atomic" else values[lanes], swap)
                 self._count(kind, region, mine - np.int64(region.start), width,
                             None if values is None else values[lanes], racy, swap)
+
+    @staticmethod
+    def _aligned(kind: str, regions, owner: np.ndarray, addrs: np.ndarray, width: int) -> None:
+        """Every lane's value at an offset into its tensor that is a multiple of its size, as a GPU requires (its
+        tensors start at 256-byte boundaries): one that is not faults there ("misaligned address"); numpy reads on."""
+        for index, region in enumerate(regions):
+            offsets = addrs[owner == index] - np.int64(region.start)
+            off = offsets[offsets % width != 0]
+            if off.size:
+                raise Misaligned(
+                    f"a {kind} of {width}-byte values at byte offsets into {region.describe()} that are not multiples "
+                    f"of {width} (on {off.size} lanes, e.g. byte {int(off[0])}): a GPU accesses an N-byte value "
+                    "only at an address that is a multiple of N and stops the kernel with \"misaligned address\" "
+                    "otherwise, while the interpreter reads on. Reinterpret a tensor (a pointer cast to a wider type) "
+                    "only at offsets that are multiples of the new type's size")
 
     def _count_lanes(self, kind: str, data: np.ndarray, active: np.ndarray, regions: tuple[Region, ...]):
         """The coach's lane counts, and (with maps) the in-bounds elements that masked-off lanes pointed at."""
