@@ -9,8 +9,9 @@ This process imports triton without the interpreter; of the grader it uses ``gra
 One JSON request per line on stdin (``gpu_compile._request``: each function's source, file, `def` line and the
 globals it reads, encoded; the launch's arguments, options and target), one JSON reply per line on stdout:
 ``{"error": ...}``, the compiler's verdict on the kernel (its message, and the learner's file and line where it
-names one); ``{"error": None, "dots": ..., "offsets32": ...}``, compiled, with what the sm_90 TTIR shows
-(``grader.worker.ttir``); or ``{"skip": why}``, where it cannot compile anything here (the check's own trouble).
+names one); ``{"error": None, "dots": ..., "offsets32": ..., "pipelined": ...}``, compiled, with what the sm_90 TTIR
+and TTGIR show (``grader.worker.ttir``); or ``{"skip": why}``, where it cannot compile anything here (the check's own
+trouble).
 The functions are rebuilt under the learner's file names and line numbers, so the compiler's lines and the TTIR's
 locations are the learner's. gpu_compile's docstring says why the compile stops at TTGIR (for sm_90, once lowered
 to the LLVM dialect, with the shared memory it allocated) and why it never uses triton's disk cache.
@@ -24,7 +25,7 @@ import linecache
 import os
 import sys
 
-from grader.worker.ttir import dot_lines_in, int32_offsets
+from grader.worker.ttir import async_load_lines, dot_lines_in, int32_offsets
 
 _PROBE = {"name": "grader_probe", "file": "grader_gpu_compile_probe.py", "line": 1,
           "source": "def grader_probe(x_ptr):\n    tl.store(x_ptr, 1.0)\n",
@@ -142,6 +143,7 @@ class _Compiler:
         self.unavailable = None
         self.probed: dict[int, str | None] = {}  # arch -> why it cannot be compiled for, or None
         self.ttir = ""  # the TTIR of the latest compile
+        self.ttgir = ""  # and its TTGIR, after the software pipeliner
         self.lower = False  # whether the latest compile goes on to the LLVM dialect (request["lower"])
         self.shared = None  # the bytes of shared memory it allocated, when it did
         self.scratch = 0  # the bytes of global scratch memory its launch asks triton's allocator for
@@ -161,21 +163,26 @@ class _Compiler:
         self.triton, self.target, self.source, self.mangle = triton, GPUTarget, ASTSource, mangle_type
 
     def _inspect_stages(self, backend=None, stages=None, *rest):
-        """Triton's hook on its pipeline: keep the TTIR's text, and stop before the LLVM stages.
+        """Triton's hook on its pipeline: keep the TTIR's and the TTGIR's text, and stop before the LLVM stages.
         Triton 3.9 also calls it with no argument for a suffix to its cache key."""
         if stages is None:
             return "-grader-gpu-compile-check", ""
-        make_ttir = stages["ttir"]
+        make_ttir, make_ttgir = stages["ttir"], stages["ttgir"]
 
         def keep_ttir(module, metadata):
             module = make_ttir(module, metadata)
             self.ttir = str(module)
             return module
 
+        def keep_ttgir(module, metadata):
+            module = make_ttgir(module, metadata)
+            self.ttgir = str(module)
+            return module
+
         def stop(module, metadata):
             raise _Stopped()
 
-        stages["ttir"] = keep_ttir
+        stages["ttir"], stages["ttgir"] = keep_ttir, keep_ttgir
         if not self.lower:  # else make_llir runs up to _LoweredToLLVM.to_module
             stages["llir"] = stop
 
@@ -202,7 +209,7 @@ class _Compiler:
 
     def _compile(self, request: dict) -> dict:
         start = os.lseek(2, 0, os.SEEK_END)
-        self.lower, self.shared, self.scratch = bool(request.get("lower")), None, 0
+        self.lower, self.shared, self.scratch, self.ttgir = bool(request.get("lower")), None, 0, ""
         try:
             # Inside the try: a kernel that Triton cannot even read (a `def \` line it finds no function in) fails
             # the check, rather than skipping it; trouble of this machine's triton shows in _trouble's probe
@@ -214,7 +221,7 @@ class _Compiler:
             if self.lower and self.shared is None:
                 return {"skip": "the compile stopped before it lowered the kernel to the LLVM dialect"}
             return {"error": None, "dots": dot_lines_in(self.ttir), "offsets32": int32_offsets(self.ttir),
-                    "shared": self.shared, "scratch": self.scratch}
+                    "pipelined": async_load_lines(self.ttgir), "shared": self.shared, "scratch": self.scratch}
         except _Mismatch as exc:
             return {"skip": str(exc)}
         except Exception as exc:  # the compiler's verdict on the kernel

@@ -27,7 +27,17 @@ from grader.course.cases import Case, as_list, make_inputs, spec_args
 from grader.course.puzzle import skip_reason
 from grader.course.registry import Puzzle
 from grader.env import DEFAULT_TIMEOUT
-from grader.worker import compiler_advice, compose, gpu_compile, guards, instrument, launcher_guard, program_order, ttir
+from grader.worker import (
+    compiler_advice,
+    compose,
+    gpu_compile,
+    guards,
+    instrument,
+    launcher_guard,
+    pipelining,
+    program_order,
+    ttir,
+)
 from grader.worker.bounds_hint import bounds_hint
 
 # Stored into a fresh output on the GPU before the launcher allocates it: a NaN with a payload
@@ -380,8 +390,9 @@ def _failed_run(exc: BaseException, puzzle: Puzzle, recorder, device: str, timeo
 def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
                    native_launches: list) -> transfer.Outcome | None:
     """What ends a case that ran to its end before its outputs are looked at: a sum kept in 16 bits on the GPU, no
-    store at all, a guard zone written, a kernel that does not compile for the GPU. None when there is none; then
-    the record knows which tl.dots the GPU keeps (budgets.Dots counts those)."""
+    store at all, a guard zone written, a kernel that does not compile for the GPU, a load the GPU compiler makes
+    asynchronous of what its launch stored before (grader.worker.pipelining). None when there is none; then the
+    record knows which tl.dots the GPU keeps (budgets.Dots counts those)."""
     problem = _sums_in_16_bits(native_launches)  # the interpreter's hook refused them as they ran
     if problem:
         return transfer.Outcome("error", problem)
@@ -402,6 +413,9 @@ def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
         if problem:
             return transfer.Outcome("gpu_compile", problem)
         recorder.kept_dots = gpu_compile.dot_lines(recorder.launches)  # for budgets.Dots: the dots the GPU keeps
+        problem = pipelining.stale_load(recorder, gpu_compile.pipelined_lines)  # a load the GPU issues early
+        if problem:
+            return transfer.Outcome("race", problem, accesses=_accesses(recorder))
     return None
 
 

@@ -557,12 +557,17 @@ def check(puzzle, launches) -> str | None:
     return None
 
 
+def _outcome(launch) -> dict | None:
+    """The helper's outcome of this launch's sm_90 compile, where this process has it; else None."""
+    return _outcomes.get(json.dumps(_request(launch, DEFAULT_ARCHS[0]), sort_keys=True))
+
+
 def dot_lines(launches) -> set[tuple[str, int]] | None:
     """(file, line) of every tl.dot left in the compiled sm_90 kernels of these launches; None when not known."""
     found = set()
     try:
         for launch in launches:
-            outcome = _outcomes.get(json.dumps(_request(launch, DEFAULT_ARCHS[0]), sort_keys=True))
+            outcome = _outcome(launch)
             if outcome is None or "dots" not in outcome:
                 return None
             found.update((file, line) for file, line in outcome["dots"])
@@ -571,14 +576,25 @@ def dot_lines(launches) -> set[tuple[str, int]] | None:
     return found
 
 
+def pipelined_lines(launch) -> set[tuple[str, int]] | None:
+    """(file, line) of every load the sm_90 compile of this launch made asynchronous (``ttir.async_load_lines``: the
+    software pipeliner's copies issued iterations ahead, the copy engine's); None when not known."""
+    try:
+        outcome = _outcome(launch)
+    except Exception:
+        return None
+    if outcome is None or "pipelined" not in outcome:
+        return None
+    return {(file, line) for file, line in outcome["pipelined"]}
+
+
 def int32_offset_lines(launches) -> list[tuple[str, int]]:
     """(file, line) of every int32 offset times a kernel argument (int32_offsets) in the compiled sm_90 kernels of
     these launches; [] when none, or not known."""
     found = set()
     try:
         for launch in launches:
-            outcome = _outcomes.get(json.dumps(_request(launch, DEFAULT_ARCHS[0]), sort_keys=True)) or {}
-            found.update((file, line) for file, line in outcome.get("offsets32", ()))
+            found.update((file, line) for file, line in (_outcome(launch) or {}).get("offsets32", ()))
     except Exception:  # unknown: no warning
         return []
     return sorted(found)

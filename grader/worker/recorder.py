@@ -9,6 +9,7 @@ import numpy as np
 
 from grader.worker.dot_shadows import DotShadows
 from grader.worker.frames import _HERE, _in_while_loop, _kernel_line, _triton_dir, learner_line  # noqa: F401
+from grader.worker.pipelining import note_load
 from grader.worker.program_order import ProgramOrder
 from grader.worker.races import RaceChecks
 from grader.worker.regions import (
@@ -64,8 +65,7 @@ class Recorder(RaceChecks):
         self.input_store: tuple | None = None  # the first store or atomic into an input, refused (input_store_message)
         self.swaps_failed = 0  # lanes of a compare-and-swap in a retry loop that failed once (contended_swaps)
         self.atomic_old_used = self.atomic_reads = False  # old values of atomics used (order_note), noted (read_back)
-        self.program = (0, 0, 0)
-        self.programs = 0
+        self.program, self.programs = (0, 0, 0), 0  # the running program; programs begun, over launches
         self.dots = 0  # tl.dot calls, summed over programs
         self.dot_work = 0  # multiply-adds those calls did (M * N * K each, padding included)
         self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
@@ -80,6 +80,7 @@ class Recorder(RaceChecks):
         self.program_segments: dict[tuple, list[StoreSegment]] = {}
         self._loads_at_last_store: dict[tuple, dict[Region, dict[Region, float]]] = {}
         self.mask_fixes: dict[str, str] = {}  # kernel line -> its code, where an int32 mask was made boolean
+        self.reloads: dict[int, dict] = {}  # per launch (its index): loads of what it stored before (pipelining)
         self._grid_launches = 0
         self._programs_of_launch: list[tuple] = []  # this launch's programs, in the order they ran
         self._stored_by: dict[Region, np.ndarray] = {}  # this launch: per element, the program that stored it
@@ -400,6 +401,7 @@ class Recorder(RaceChecks):
             _add(self.program_loads, program, region, moved / region.itemsize)
             self._check_read_race(region, distinct)
             self._check_atomic_race(region, distinct, "load")
+            note_load(self, region, distinct)
             return
         region.store_bytes += moved
         new = int(np.count_nonzero(~region.written[distinct]))

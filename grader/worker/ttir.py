@@ -1,11 +1,11 @@
 """Facts read from the text of a kernel's TTIR (Triton's first IR), each op's ``loc(...)`` mapped back to the
 learner's file and line: the tl.dot lines that survive compilation, tl.dot operands wider than 16 bits, sums kept in
-16 bits, and int32 offsets scaled by a kernel argument.
+16 bits, and int32 offsets scaled by a kernel argument; and from the sm_90 TTGIR, the loads made asynchronous.
 
 Plain text, no triton: the compile helper (``grader.worker.compile_helper``) reads the sm_90 TTIR of each compile
-(``dot_lines_in``, ``int32_offsets``), and a native run reads the TTIR of the kernels that ran, where the
-interpreter's hook cannot look (``sums_in_16_bits`` in ``grader.worker.execute``, ``wide_dot_operands`` in
-``grader.worker.launcher_guard``).
+(``dot_lines_in``, ``int32_offsets``) and its TTGIR (``async_load_lines``), and a native run reads the TTIR of the
+kernels that ran, where the interpreter's hook cannot look (``sums_in_16_bits`` in ``grader.worker.execute``,
+``wide_dot_operands`` in ``grader.worker.launcher_guard``).
 """
 
 from __future__ import annotations
@@ -48,6 +48,20 @@ def dot_lines_in(ttir: str) -> list[tuple[str, int]]:
         if found:
             lines.append(found)
     return sorted(set(lines))
+
+
+# The loads the sm_90 TTGIR makes asynchronous: cp.async copies the software pipeliner issues iterations ahead (a loop
+# with num_stages, a tl.dot operand in a loop), and the copy engine's (TMA) copies of descriptor loads. Same names in
+# triton 3.6 and 3.9; a TMA copy may have no result.
+_ASYNC_LOAD = re.compile(r"^\s*(?:%[\w.#:]+ = )?(?:ttg\.async_copy_global_to_local|ttng\.async_tma_copy_global_to_local"
+                         r"|ttng\.async_tma_gather) .*loc\((.*)\)\s*$", re.MULTILINE)
+
+
+def async_load_lines(ttgir: str) -> list[tuple[str, int]]:
+    """(file, line) of each load the GPU compiler made asynchronous in TTGIR (``_ASYNC_LOAD``), through its
+    loc(...) and the #loc aliases: on a GPU such a load may run before a store that precedes it in the kernel."""
+    resolve = _resolver(ttgir)
+    return sorted({found for found in map(resolve, _ASYNC_LOAD.findall(ttgir)) if found})
 
 
 _SIXTEEN = {"f16": "float16", "bf16": "bfloat16"}
