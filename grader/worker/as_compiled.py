@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -256,22 +257,22 @@ def _ones_as_constexprs(arg_names, args: tuple, kwargs: dict, ones: set[str]) ->
     return args, kwargs
 
 
-def _debug_as_jitted(debug):
-    """Run the kernel with the interpreter's debug option as @triton.jit(debug=...) sets it on a GPU, where a debug
-    build keeps every tl.device_assert and an overflow check of each integer + and *, any of which stops the kernel
-    (review 19): the interpreter checks them too (triton's interpreter ignores the flag). `debug` is a bool, or the
-    options to restore; returns the options it replaced."""
+@contextlib.contextmanager
+def _debug_as_jitted(debug: bool):
+    """Inside, the interpreter's debug option is as @triton.jit(debug=...) sets it on a GPU, where a debug build keeps
+    every tl.device_assert and an overflow check of each integer + and *, any of which stops the kernel (review 19):
+    the interpreter checks them too (triton's interpreter ignores the flag). The options are restored after."""
     from triton.runtime import interpreter
 
     builder = interpreter.interpreter_builder
     options = getattr(builder, "options", None)
-    if isinstance(debug, bool) and dataclasses.is_dataclass(options) and hasattr(options, "debug"):
-        if debug != options.debug:
-            builder.options = dataclasses.replace(options, debug=debug, **(
-                {"sanitize_overflow": True} if debug and hasattr(options, "sanitize_overflow") else {}))
-    elif not isinstance(debug, bool):
-        builder.options = debug
-    return options
+    if dataclasses.is_dataclass(options) and getattr(options, "debug", debug) != debug:
+        builder.options = dataclasses.replace(options, debug=debug, **(
+            {"sanitize_overflow": True} if debug and hasattr(options, "sanitize_overflow") else {}))
+    try:
+        yield
+    finally:
+        builder.options = options
 
 
 def combines_as_compiled(apply):

@@ -499,11 +499,10 @@ def _noted_launches(launch, patched: set):
         patched.clear()
         scope = getattr(self.fn, "__globals__", {})
         replaced = _as_the_compiler_reads(scope)
-        options = _debug_as_jitted(bool((getattr(self, "kwargs", None) or {}).get("debug")))
         try:
-            return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
+            with _debug_as_jitted(bool((getattr(self, "kwargs", None) or {}).get("debug"))):
+                return launch(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
-            _debug_as_jitted(options)
             patched.clear()
             for name, value in replaced.items():
                 if value is _ABSENT:
