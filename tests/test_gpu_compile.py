@@ -216,7 +216,7 @@ def test_trouble_inside_the_check_fails_the_case(monkeypatch):
 
 
 def test_a_helper_that_dies_fails_the_case(monkeypatch):
-    def dies(request):
+    def dies(request, wait):
         raise RuntimeError("the compile helper exited with status -9")
 
     _fails_closed(monkeypatch, "RuntimeError: the compile helper exited with status -9", _compile=dies)
@@ -225,7 +225,7 @@ def test_a_helper_that_dies_fails_the_case(monkeypatch):
 def test_a_helper_that_cannot_compile_fails_the_case(monkeypatch):
     """The helper's own answers when it cannot compile anything here (no compile API, a one-line kernel refused)."""
     skip = "kernels were not compiled for the GPU: this triton lacks its compile API (ImportError)"
-    _fails_closed(monkeypatch, skip, _compile=lambda request: {"skip": skip})
+    _fails_closed(monkeypatch, skip, _compile=lambda request, wait: {"skip": skip})
 
 
 def test_a_request_the_check_cannot_encode_fails_the_case(monkeypatch):
@@ -331,6 +331,56 @@ def test_a_helper_that_ended_between_two_gradings_is_started_again(tmp_path, mon
     assert result.status == "passed", [c.message for c in result.cases if not c.passed]
 
 
+# -- a compile that does not end: the kernel's size, named as such ----------------------------------------
+
+_UNROLLED = """    pid = tl.program_id(0)
+    if pid < 0:  # never taken, but compiled: the compiler unrolls the loop in full
+        for i in tl.static_range(200000):
+            pid += 0
+"""
+
+
+def test_a_compile_that_does_not_end_is_a_timeout_that_names_the_compile(tmp_path, monkeypatch):
+    """Review 18: a tl.static_range of 200,000 steps in a branch never taken failed every case after minutes, as "does
+    a loop never end": the case's CPU limit counts the compile helper. The compile's wait is now the case's time
+    (at least COMPILE_FLOOR): a timeout that names the compile and tl.range, the busy helper killed, and the next
+    grading compiles on a fresh one."""
+    from helpers import ROOT
+
+    monkeypatch.setattr(gpu_compile, "COMPILE_FLOOR", 2.0)
+    monkeypatch.setenv("GRADER_COMPILE_CACHE", str(tmp_path / "cache"))
+    text = solution_text(registry.find(1)).replace("    pid = tl.program_id(0)\n", _UNROLLED, 1)
+    assert text.count("static_range(200000)") == 1
+    result = grade_text(1, text, tmp_path, timeout=1)
+    case = result.cases[0]
+    assert (case.reason, result.status) == ("timeout", "failed"), (case.reason, case.message)
+    assert "stopped after 2 s: the GPU compile of add_kernel did not finish" in case.message, case.message
+    assert "tl.static_range" in case.message and "use tl.range" in case.message, case.message
+    assert all(c.message.startswith("not run") for c in result.cases[1:])  # a timeout ends the puzzle
+    assert gpu_compile._helper is None and not gpu_compile._started  # killed, and nothing of it compiled ahead
+    assert grade_file(1, ROOT / "solutions" / "p01_add.py", first_failure=True).status == "passed"
+
+
+def test_a_compile_started_ahead_that_does_not_end_is_a_timeout(monkeypatch):
+    """The wait holds for a compile the thread started ahead too: check raises CompileTimeout within the wait."""
+    import threading
+
+    monkeypatch.setattr(gpu_compile, "_outcomes", {})
+    monkeypatch.setattr(gpu_compile, "_started", {})
+    monkeypatch.setattr(gpu_compile, "COMPILE_FLOOR", 0.5)
+    release = threading.Event()
+    monkeypatch.setattr(gpu_compile, "_compile_now", lambda request, key, *rest: release.wait(60) and {})
+    monkeypatch.setattr(gpu_compile, "_spare_core", lambda: True)
+    puzzle, launch = registry.find(1), _launch_of_ones()
+    gpu_compile.start_ahead()
+    gpu_compile.compile_ahead(puzzle, [launch])
+    try:
+        with pytest.raises(gpu_compile.CompileTimeout, match="stopped after 0.5 s: the GPU compile of _ones"):
+            gpu_compile.check(puzzle, [launch], timeout=0.1)
+    finally:
+        release.set()
+
+
 # -- compiling ahead: the helper compiles while the interpreter runs --------------------------------------
 
 @triton.jit
@@ -356,10 +406,10 @@ def test_a_compile_started_ahead_is_the_one_the_check_takes(tmp_path, monkeypatc
     asked, release = [], threading.Event()
     compile_now = gpu_compile._compile_now
 
-    def noted(request, key):
+    def noted(request, key, *rest):
         asked.append(threading.current_thread().name)
         release.wait(60)  # still compiling when compile_ahead has returned
-        return compile_now(request, key)
+        return compile_now(request, key, *rest)
 
     monkeypatch.setattr(gpu_compile, "_compile_now", noted)
     monkeypatch.setattr(gpu_compile, "_spare_core", lambda: True)  # whatever the machine's load
@@ -378,7 +428,7 @@ def test_a_compile_ahead_that_fails_fails_the_case(monkeypatch):
     monkeypatch.setattr(gpu_compile, "_outcomes", {})
     monkeypatch.setattr(gpu_compile, "_started", {})
 
-    def dies(request, key):
+    def dies(request, key, *rest):
         raise RuntimeError("the compile helper exited with status -9")
 
     monkeypatch.setattr(gpu_compile, "_compile_now", dies)

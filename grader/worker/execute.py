@@ -211,17 +211,23 @@ def compiled_ahead(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, ti
     return made
 
 
-def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None) -> str | None:
+def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case,
+                    timeout: float | None) -> transfer.Outcome | None:
     """Kernel-only grading: compile the case's kernels for the GPU before the interpreter runs them. The puzzle's
     launcher runs with its kernels' launches noted, not run; each is compiled (grader.worker.gpu_compile, which
-    caches them, so the check after the run costs nothing). The compiler's report, or None. A launcher that fails
-    here fails the same way in the real run, which reports it."""
+    caches them, so the check after the run costs nothing). The compiler's report as an outcome, or None; a compile
+    past the case's time is a timeout. A launcher that fails here fails the same way in the real run, which reports
+    it."""
     try:
         with time_limit(timeout), instrument.dry_run() as launches:
             launcher(*args, **case.blocks)
     except (Exception, CaseTimeout):
         return None
-    return gpu_compile.check(puzzle, launches) if launches else None
+    try:
+        problem = gpu_compile.check(puzzle, launches, timeout) if launches else None
+    except gpu_compile.CompileTimeout as exc:
+        return transfer.Outcome("timeout", str(exc))
+    return transfer.Outcome("gpu_compile", problem) if problem else None
 
 
 def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: str,
@@ -249,8 +255,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     if trusted_launcher and device == "cpu":
         problem = _compiled_first(puzzle, launcher, args, case, timeout)
         if problem:
-            return transfer.Execution(early=transfer.Outcome("gpu_compile", problem),
-                                      seconds=time.perf_counter() - started)
+            return transfer.Execution(early=problem, seconds=time.perf_counter() - started)
     guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
@@ -263,7 +268,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                 raise  # Ctrl-C stops grading in a notebook
             return stop(_failed_run(exc, puzzle, recorder, device, timeout, dims))
 
-    problem = _after_the_run(puzzle, recorder, fenced, out, native_launches)
+    problem = _after_the_run(puzzle, recorder, fenced, out, native_launches, timeout)
     if problem is not None:
         return stop(problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
@@ -388,7 +393,7 @@ def _failed_run(exc: BaseException, puzzle: Puzzle, recorder, device: str, timeo
 
 
 def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
-                   native_launches: list) -> transfer.Outcome | None:
+                   native_launches: list, timeout: float | None) -> transfer.Outcome | None:
     """What ends a case that ran to its end before its outputs are looked at: a sum kept in 16 bits on the GPU, no
     store at all, a guard zone written, a kernel that does not compile for the GPU, a load the GPU compiler makes
     asynchronous of what its launch stored before (grader.worker.pipelining). None when there is none; then the
@@ -409,7 +414,10 @@ def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
                                     hint="a store's mask lets lanes past the end of the tensor (or before its start) "
                                          "through; --interpret names the tensor, the lanes and the line")
     if recorder is not None:
-        problem = gpu_compile.check(puzzle, recorder.launches)
+        try:
+            problem = gpu_compile.check(puzzle, recorder.launches, timeout)
+        except gpu_compile.CompileTimeout as exc:
+            return transfer.Outcome("timeout", str(exc))
         if problem:
             return transfer.Outcome("gpu_compile", problem)
         recorder.kept_dots = gpu_compile.dot_lines(recorder.launches)  # for budgets.Dots: the dots the GPU keeps

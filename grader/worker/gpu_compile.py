@@ -6,14 +6,8 @@ The interpreter runs a kernel as Python, so it accepts kernels the GPU compiler 
 builtins `max` / `min` / `abs` mean something else on a block in the interpreter than on the GPU. ``check`` finds
 both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
 
-1. An AST check of every @triton.jit body the kernel reaches (``static_problems``; cheap, so it runs first).
-   The rule: an `and` / `or` / `not`, or a builtin `max` / `min` / `abs`, is refused when one of its operands is a
-   run-time value. Run-time values are the parameters not annotated `tl.constexpr`, the results of any call but
-   a few pure builtins and `tl.constexpr(...)`, and the locals assigned from them (a fixed point over the body).
-   Constexpr parameters, `x: tl.constexpr = ...` locals, globals, literals and `.dtype` / `.shape` are static, so
-   `max(B0, 16)` or `if B0 > 16 and B1 > 16` pass. `and` / `or` / `not` that form the whole condition of an `if`,
-   `while`, `assert` or `x if c else y` also pass: the GPU needs a scalar there, and on scalars both agree.
-   Every solution and every kernel under tests/kernels/right passes this rule.
+1. An AST check of every @triton.jit body the kernel reaches (``grader.worker.interpreter_only``, which states the
+   rule; cheap, so it runs first): an `and` / `or` / `not`, or a builtin `max` / `min` / `abs`, on run-time values.
 2. A compile for sm_90 and sm_80 (``Puzzle.gpu_archs``) with the signature and constexprs of the
    launch, through ``triton.compile``, stopped after TTGIR (triton's stage hook replaces the LLVM stages): every
    trap above fails in the front end or in TTIR / TTGIR passes (so does triton 3.6's OptimizeThreadLocality
@@ -40,11 +34,13 @@ both kinds, so "Solved" in the interpreter also means "compiles on the GPU":
    `tl.dot` whose result is never used earns nothing.
 
 The check fails closed: a case passes only once its kernels compiled. When it cannot run (triton lacks the compile
-API, a request it cannot encode, a helper that dies, times out or cannot compile a one-line kernel), the case fails
+API, a request it cannot encode, a helper that dies or cannot compile a one-line kernel), the case fails
 with reason "gpu_compile" and a message that says the check could not run, as the grader's trouble rather than the
 kernel's: a kernel it did not compile could be one thing in the interpreter and another on the GPU. The compiler's
 verdict on the learner's kernel fails a case, and so does a kernel that reads a global no GPU kernel can use (a
-numpy module, a Python object). Tested on triton 3.6 and 3.9.
+numpy module, a Python object). A compile that does not end within the case's time limit (wall time, at least
+COMPILE_FLOOR) is the kernel's size (every tl.static_range unrolled): CompileTimeout, a timeout that names the
+compile (before, the case's CPU limit, which counts the helper, blamed a loop). Tested on triton 3.6 and 3.9.
 """
 
 from __future__ import annotations
@@ -63,10 +59,12 @@ import textwrap
 import threading
 import weakref
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from queue import SimpleQueue
 
 from grader import env, paths, protocol
 from grader.worker import compile_cache, compiler_advice, compose
+from grader.worker.interpreter_only import parse_function, static_problems
 
 ROOT = str(paths.ROOT)
 DEFAULT_ARCHS = (90,)  # the H200
@@ -74,8 +72,14 @@ DEFAULT_ARCHS = (90,)  # the H200
 # cudaDevAttrMaxSharedMemoryPerBlockOptin; triton's launch raises OutOfResources past it). Other targets stop at TTGIR.
 SHARED_MEMORY = {90: 232448}
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
+COMPILE_FLOOR = 20.0  # the least a case's compile may take, in wall seconds, whatever its time limit (a loaded machine)
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
 _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the helper may import (and their submodules)
+
+
+class CompileTimeout(Exception):
+    """A compile that did not finish within the case's time (``check``'s `wait`): the kernel's size, not the check's
+    trouble (tl.static_range unrolled in full); the case is a timeout (execute), and the helper is killed."""
 
 
 class Unsupported(Exception):
@@ -118,15 +122,9 @@ def _source(fn) -> tuple[str, int]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _tree(source: str) -> ast.FunctionDef:
-    """The function's AST; shared, so never changed by its readers."""
-    return ast.parse(source).body[0]
-
-
-@functools.lru_cache(maxsize=1024)
 def _read_names(source: str) -> frozenset[str]:
     """Names the function reads that are not its own parameters or locals: its globals (and closure)."""
-    tree = _tree(source)
+    tree = parse_function(source)
     args = tree.args
     local = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     local |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
@@ -232,121 +230,6 @@ def _request(launch, arch: int) -> dict:
             "options": {k: v for k, v in launch.options.items() if k in ("num_warps", "num_stages")}}
 
 
-# -- the AST check --------------------------------------------------------------------------------------
-
-_PURE_BUILTINS = {"min", "max", "abs", "int", "float", "bool", "len", "round"}
-_METADATA = {"dtype", "shape", "type", "ndim", "numel"}  # compile-time facts of a block, static whatever it holds
-_BUILTIN_ADVICE = {"max": "tl.maximum(a, b)", "min": "tl.minimum(a, b)", "abs": "tl.abs(x)"}
-
-
-def _is_constexpr_annotation(annotation) -> bool:
-    return annotation is not None and "constexpr" in ast.unparse(annotation)
-
-
-def _is_static(node, runtime: set[str]) -> bool:
-    """True when `node` holds a compile-time value: no run-time name and no call but a pure builtin."""
-    if isinstance(node, ast.Attribute) and node.attr in _METADATA:
-        return True
-    if isinstance(node, ast.Name):
-        return node.id not in runtime
-    if isinstance(node, ast.Call):
-        name = ast.unparse(node.func)
-        if name not in _PURE_BUILTINS and not name.endswith("constexpr"):
-            return False
-    return all(_is_static(child, runtime) for child in ast.iter_child_nodes(node))
-
-
-def _assignments(tree: ast.FunctionDef):
-    """(name, the expression it is given, or None for a value of unknown origin) for each local assignment."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if not _is_constexpr_annotation(node.annotation):
-                yield node.target.id, node.value
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.NamedExpr)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            value = ast.BinOp(node.target, node.op, node.value) if isinstance(node, ast.AugAssign) else node.value
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        yield name.id, value if isinstance(target, ast.Name) else None
-        elif isinstance(node, ast.For):
-            static_loop = isinstance(node.iter, ast.Call) and ast.unparse(node.iter.func).endswith(
-                ("static_range", "range")) and not ast.unparse(node.iter.func).endswith("tl.range")
-            for name in ast.walk(node.target):
-                if isinstance(name, ast.Name):
-                    yield name.id, node.iter if static_loop else None
-        elif isinstance(node, (ast.With, ast.comprehension)):
-            for name in ast.walk(node):
-                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                    yield name.id, None
-
-
-def _runtime_names(tree: ast.FunctionDef) -> set[str]:
-    """Parameters not annotated constexpr, and (to a fixed point) locals assigned a run-time value."""
-    args = tree.args
-    runtime = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs
-               if not _is_constexpr_annotation(a.annotation)}
-    assignments = list(_assignments(tree))
-    changed = True
-    while changed:
-        changed = False
-        for name, value in assignments:
-            if name not in runtime and (value is None or not _is_static(value, runtime)):
-                runtime.add(name)
-                changed = True
-    return runtime
-
-
-def _conditions(tree) -> set[int]:
-    """ids of the nodes that are a whole `if` / `while` / `assert` / conditional-expression test."""
-    return {id(node.test) for node in ast.walk(tree) if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert))}
-
-
-def _operator_problem(node, runtime: set[str], conditions: set[int]) -> str | None:
-    if isinstance(node, ast.BoolOp) and id(node) not in conditions:
-        if not all(_is_static(v, runtime) for v in node.values):
-            word, symbol = ("and", "&") if isinstance(node.op, ast.And) else ("or", "|")
-            return (f"`{ast.unparse(node)}` on run-time values: the GPU compiler makes `{word}` element-wise and "
-                    f"drops a number beside a tensor (`(pid >= 0) and 7` is the comparison there), while Python's "
-                    f"`{word}`, as triton's interpreter runs it, takes a whole block as one truth value and returns "
-                    f"an operand whole (7). Use `{symbol}` on boolean blocks, e.g. `(rows < N0) {symbol} (cols < T)`")
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and id(node) not in conditions:
-        if not _is_static(node.operand, runtime):
-            return (f"`{ast.unparse(node)}` on a run-time value: the GPU compiler makes `not` element-wise, while "
-                    "Python's, as triton's interpreter runs it, takes a whole block as one truth value. Use `~` on a "
-                    "boolean block, or `x == 0`")
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BUILTIN_ADVICE:
-        if not all(_is_static(a, runtime) for a in node.args):
-            name = node.func.id
-            return (f"`{ast.unparse(node)}`: the builtin `{name}` on run-time values: the interpreter runs Python's "
-                    f"`{name}`, which compares whole blocks (any block counts as true), while the GPU compiler works "
-                    f"element by element. Use {_BUILTIN_ADVICE[name]}")
-    return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _first_operator_problem(source: str) -> tuple[int, str] | None:
-    """(line in the source, the problem) of the function's first interpreter-only operator, or None."""
-    tree = _tree(source)
-    runtime, conditions = _runtime_names(tree), _conditions(tree)
-    for node in sorted(ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
-        problem = _operator_problem(node, runtime, conditions)
-        if problem:
-            return node.lineno, problem
-    return None
-
-
-def static_problems(functions: dict) -> str | None:
-    """The first interpreter-only operator in any of the functions (as `_collect` describes them), or None."""
-    for description in functions.values():
-        found = _first_operator_problem(description["source"])
-        if found:
-            line = description["line"] + found[0] - 1
-            return (f"{compiler_advice.where(description['file'], line)}\n  {found[1]}: the interpreter and the "
-                    "GPU would compute different things")
-    return None
-
-
 # -- the helper process, seen from the grading process ---------------------------------------------
 
 class _Helper:
@@ -364,22 +247,23 @@ class _Helper:
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         atexit.register(self.close)  # reaped, not left behind, when grading ends
 
-    def ask(self, request: dict) -> dict:
+    def ask(self, request: dict, wait: float) -> dict:
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
-        if not self.selector.select(HELPER_TIMEOUT):
-            raise TimeoutError(f"no answer from the compile helper in {HELPER_TIMEOUT:g} s")
+        if not self.selector.select(wait):
+            raise CompileTimeout(wait)
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the compile helper exited with status {self.process.wait()}")
         return json.loads(line)
 
-    def close(self) -> None:
-        """End the helper: it exits at the end of its input; one that does not is killed."""
+    def close(self, kill: bool = False) -> None:
+        """End the helper: it exits at the end of its input; one that does not (or a busy one, with `kill`) is
+        killed."""
         if self.process.poll() is None:
             self.process.stdin.close()
             try:
-                self.process.wait(timeout=5)
+                self.process.wait(timeout=0 if kill else 5)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
@@ -400,18 +284,30 @@ def prestart() -> None:
             pass  # the first compile tries again, and the case fails (could_not_run) if it cannot
 
 
-def _compile(request: dict) -> dict:
-    """The helper's outcome for this request: the one started ahead (``compile_ahead``), else compiled now."""
+def _compile(request: dict, wait: float) -> dict:
+    """The helper's outcome for this request: the one started ahead (``compile_ahead``), else compiled now; within
+    `wait` seconds, else CompileTimeout (and the helper, busy with it, is killed)."""
     key = json.dumps(request, sort_keys=True)
     started = _started.pop(key, None)
-    if started is not None:
-        return started.result()  # what the compile raised, raised here
-    return _compile_now(request, key)
+    if started is None:
+        return _compile_now(request, key, wait)
+    try:
+        return started.result(timeout=wait)  # what the compile raised, raised here
+    except FutureTimeout:
+        helper = _helper
+        if helper is not None:
+            helper.process.kill()  # the thread asking it sees the helper end, and the next request starts another
+        _abandon()
+        raise CompileTimeout(wait) from None
 
 
-def _compile_now(request: dict, key: str) -> dict:
+def _compile_now(request: dict, key: str, wait: float = HELPER_TIMEOUT, since: int | None = None) -> dict:
+    """Ask the helper (or the disk cache). `since`: for a compile started ahead, the count of abandoned compiles when
+    it was started; one started before a compile timed out is not asked for (the same kernel, as big)."""
     global _helper
     with _talking:
+        if since is not None and since != _abandoned:
+            raise CompileTimeout(wait)
         if key in _outcomes:
             return _outcomes[key]
         saved = compile_cache.DiskCache(request)
@@ -427,9 +323,12 @@ def _compile_now(request: dict, key: str) -> dict:
         if _helper is None:
             _helper = _Helper()
         try:
-            outcome = _helper.ask(request)
-        except Exception:
-            _helper.close()  # a helper that timed out or died on this request is not asked again: it fails closed
+            outcome = _helper.ask(request, wait)
+        except Exception as exc:
+            # a helper that timed out or died on this request is not asked again: it fails closed
+            if isinstance(exc, CompileTimeout):
+                _abandon()
+            _helper.close(kill=isinstance(exc, CompileTimeout))
             _helper = None
             raise
         if "skip" not in outcome:  # the check's trouble may pass; the compiler's verdict stays
@@ -449,14 +348,24 @@ def _compile_now(request: dict, key: str) -> dict:
 _talking = threading.Lock()  # one conversation with the helper at a time
 _started: dict[str, Future] = {}  # request (as JSON) -> its compile, started ahead and not yet taken by _compile
 _queue: SimpleQueue | None = None
+_abandoned = 0  # compiles that timed out in this process (``_abandon``)
+
+
+def _abandon() -> None:
+    """After a compile timed out: the compiles started ahead (of that kernel, as big) are not started."""
+    global _abandoned
+    _abandoned += 1
+    for future in _started.values():
+        future.cancel()
+    _started.clear()
 
 
 def _asking() -> None:
     while True:
-        request, key, future = _queue.get()
+        request, key, future, since = _queue.get()
         if future.set_running_or_notify_cancel():
             try:
-                future.set_result(_compile_now(request, key))
+                future.set_result(_compile_now(request, key, HELPER_TIMEOUT, since))
             except BaseException as exc:  # handed to the case that takes it
                 future.set_exception(exc)
 
@@ -495,7 +404,7 @@ def compile_ahead(puzzle, launches) -> None:
             key = json.dumps(request, sort_keys=True)
             if key not in _outcomes and key not in _started:
                 _started[key] = Future()
-                _queue.put((request, key, _started[key]))
+                _queue.put((request, key, _started[key], _abandoned))
 
 
 def could_not_run(why: str) -> str:
@@ -505,7 +414,7 @@ def could_not_run(why: str) -> str:
             "again, and if it stays, report it with this message")
 
 
-def _check_launch(launch, archs, allocator: bool) -> str | None:
+def _check_launch(launch, archs, allocator: bool, wait: float) -> str | None:
     try:
         requests = [_request(launch, arch) for arch in archs]
     except Unsupported as why:
@@ -519,7 +428,14 @@ def _check_launch(launch, archs, allocator: bool) -> str | None:
         return problem
     compiled = []
     for request in requests:
-        outcome = _compile(request)
+        try:
+            outcome = _compile(request, wait)
+        except CompileTimeout:
+            raise CompileTimeout(
+                f"stopped after {wait:g} s: the GPU compile of {launch.name} did not finish (a kernel of this course "
+                "compiles in a second or two). The compiler unrolls each tl.static_range loop in full and inlines "
+                "every @triton.jit helper, even in a branch that never runs, so a static loop of many steps makes a "
+                "kernel too big to compile: use tl.range for a long loop") from None
         if "skip" in outcome:
             return could_not_run(outcome["skip"])
         if outcome.get("error"):
@@ -542,16 +458,20 @@ def _check_launch(launch, archs, allocator: bool) -> str | None:
     return None
 
 
-def check(puzzle, launches) -> str | None:
-    """None when every launched kernel compiles for the puzzle's GPU targets; else the report."""
+def check(puzzle, launches, timeout: float | None = None) -> str | None:
+    """None when every launched kernel compiles for the puzzle's GPU targets; else the report. A compile that does
+    not end within the case's `timeout` (wall seconds, at least COMPILE_FLOOR) raises CompileTimeout."""
     if not launches or not env.interpreter_forced():
         return None
     archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
+    wait = max(timeout, COMPILE_FLOOR) if timeout else HELPER_TIMEOUT
     try:
         for launch in launches:
-            problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False))
+            problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False), wait)
             if problem:
                 return problem
+    except CompileTimeout:
+        raise
     except Exception as exc:  # the check's own trouble: the case fails, as the grader's trouble (fails closed)
         return could_not_run(f"{type(exc).__name__}: {str(exc)[:300]}")
     return None
