@@ -5,6 +5,8 @@ assertion in one version of triton, ...). This runs each launcher on the CPU wit
 replaced by `triton.compile` for sm_90, so such kernels fail here instead of on the GPU.
 
     python tests/compile_for_gpu.py            every solution and every correct alternative kernel
+    python tests/compile_for_gpu.py 2/4        the second of four interleaved parts of them (the tests run
+                                               the parts side by side: the whole is minutes of one core)
 Prints one line per launcher and exits 1 if any kernel failed to compile. The alternatives in
 tests/kernels/right/ run under the puzzle's own launcher, as kernel-only grading runs them; those in
 tests/kernels/right_own_launcher/ under their own.
@@ -102,7 +104,7 @@ def kernels_under_the_puzzles_launcher(puzzle, file: str):
     return loader.load_kernels(puzzle, job, "cpu", folder=tempfile.mkdtemp(prefix="compile-for-gpu-"))
 
 
-def main() -> int:
+def main(part: str | None = None) -> int:
     failures = 0
     kernels = ROOT / "tests" / "kernels"
     jobs = [(p, "solutions", None) for p in registry.PUZZLES]
@@ -110,6 +112,9 @@ def main() -> int:
              for path in sorted((kernels / "right").glob("p*.py"))]
     jobs += [(registry.find(int(path.name[1:3])), "puzzles", str(path))
              for path in sorted((kernels / "right_own_launcher").glob("p*.py"))]
+    if part:  # "K/N": every Nth job from the Kth, so that each part gets some of the big puzzles
+        k, n = map(int, part.split("/"))
+        jobs = jobs[k - 1::n]
     for puzzle, impl, file in jobs:
         source = file or f"solutions/{puzzle.module}.py"
         try:
@@ -125,4 +130,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else None))
