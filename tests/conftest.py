@@ -27,9 +27,12 @@ def pytest_configure(config):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """In an xdist worker, a test marked `xdist_group` gets its group after an @ in its id, which is what the
+    """Tests marked `heavy` first, the rest in their order: xdist deals tests (and groups) out in collection order,
+    so a long one collected last ran alone on one core while the other had nothing left to do.
+    In an xdist worker, a test marked `xdist_group` gets its group after an @ in its id, which is what the
     controller's loadgroup scheduler reads (xdist adds it only under an explicit `--dist loadgroup`, and in a
     way pytest 9.2's ids no longer see)."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)  # stable: the same order on every worker
     if not hasattr(config, "workerinput"):
         return
     for item in items:

@@ -117,6 +117,7 @@ def test_help_shows_three_examples():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # every solution graded through the CLI: minutes of one core
 def test_all_solutions_pass_and_grading_is_recorded_for_the_table(tmp_path):
     results = tmp_path / "results.json"
     run = run_cli("--all", "--impl", "solutions", results=results)

@@ -14,6 +14,7 @@ PARTS = 4  # the kernels in interleaved parts, one child each, which -n spreads 
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("part", range(1, PARTS + 1))
 def test_every_kernel_compiles_for_hopper(part):
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "compile_for_gpu.py"), f"{part}/{PARTS}"],

@@ -46,7 +46,7 @@ from ipykernel.kernelspec import RESOURCES, get_kernel_dict  # noqa: E402
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager  # noqa: E402
 from jupyter_client.manager import KernelManager  # noqa: E402
 
-pytestmark = pytest.mark.notebook
+pytestmark = [pytest.mark.notebook, pytest.mark.heavy]  # a notebook's run: up to minutes of one core
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

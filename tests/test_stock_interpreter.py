@@ -38,7 +38,7 @@ _PROBLEMS = env.version_problems(env.Mode(True, ""))
 # slow: its fixture runs every solution's cases in a child process on the stock interpreter (two minutes of CPU).
 # xdist_group: every test here on one worker, so the fixture's child runs once (tests/conftest.py).
 pytestmark = [pytest.mark.skipif(bool(_PROBLEMS), reason="; ".join(_PROBLEMS) or "interpreter usable"),
-              pytest.mark.slow, pytest.mark.xdist_group("stock_interpreter")]
+              pytest.mark.slow, pytest.mark.heavy, pytest.mark.xdist_group("stock_interpreter")]
 
 
 def _key(puzzle, case) -> str:
