@@ -207,7 +207,7 @@ def compiled_ahead(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, ti
             launcher(*args, **case.blocks)
     except (Exception, CaseTimeout):
         return None
-    gpu_compile.compile_ahead(puzzle, launches)
+    gpu_compile.compile_ahead(puzzle, launches, timeout)
     return made
 
 
@@ -259,7 +259,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
-        numel = _watch(recorder, puzzle, case, inputs, dims, on_device, keep) if recorder is not None else {}
+        numel = _watch(recorder, puzzle, case, inputs, dims, on_device, keep, timeout) if recorder is not None else {}
         allocating = guards.allocations(fenced) if fenced is not None else guards.poisoned_allocations()
         try:
             out, again, native_launches = _run(launcher, args, case, device, timeout, allocating, guard)
@@ -321,7 +321,7 @@ def _placed(puzzle: Puzzle, case: Case, seed: int, inputs: dict,
 
 
 def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_device: dict,
-           keep: list | None) -> dict[str, int]:
+           keep: list | None, timeout: float | None) -> dict[str, int]:
     """Set the access record up for this case: the tensors it watches, the tl.dot checks, the tile limit and (with no
     map) the watchdog that stops a kernel once over budget. The inputs' sizes, which the budgets read."""
     if keep is not None:
@@ -336,7 +336,7 @@ def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_de
     recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
     # the GPU compile of a launcher's own kernels, checked after the run, runs in the helper beside the run
     gpu_compile.start_ahead()
-    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch])
+    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch], timeout)
     if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
         sizes = puzzle.sizes_for_budgets(case.blocks, dims)
         recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)

@@ -38,8 +38,8 @@ API, a request it cannot encode, a helper that dies or cannot compile a one-line
 with reason "gpu_compile" and a message that says the check could not run, as the grader's trouble rather than the
 kernel's: a kernel it did not compile could be one thing in the interpreter and another on the GPU. The compiler's
 verdict on the learner's kernel fails a case, and so does a kernel that reads a global no GPU kernel can use (a
-numpy module, a Python object). A compile that does not end within the case's time limit (wall time, at least
-COMPILE_FLOOR) is the kernel's size (every tl.static_range unrolled): CompileTimeout, a timeout that names the
+numpy module, a Python object). A compile that does not end within the case's time limit (the helper's CPU time, at
+least COMPILE_FLOOR) is the kernel's size (every tl.static_range unrolled): CompileTimeout, a timeout that names the
 compile (before, the case's CPU limit, which counts the helper, blamed a loop). Tested on triton 3.6 and 3.9.
 """
 
@@ -57,9 +57,9 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from queue import SimpleQueue
 
 from grader import env, paths, protocol
@@ -72,14 +72,17 @@ DEFAULT_ARCHS = (90,)  # the H200
 # cudaDevAttrMaxSharedMemoryPerBlockOptin; triton's launch raises OutOfResources past it). Other targets stop at TTGIR.
 SHARED_MEMORY = {90: 232448}
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
-COMPILE_FLOOR = 20.0  # the least a case's compile may take, in wall seconds, whatever its time limit (a loaded machine)
+COMPILE_FLOOR = 20.0  # the least CPU time a case's compile may take, whatever the case's time limit
+POLL = 0.5  # seconds between looks at the helper's CPU time while it compiles
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
 _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the helper may import (and their submodules)
 
 
 class CompileTimeout(Exception):
-    """A compile that did not finish within the case's time (``check``'s `wait`): the kernel's size, not the check's
-    trouble (tl.static_range unrolled in full); the case is a timeout (execute), and the helper is killed."""
+    """A compile that did not finish within the case's time (``check``'s `wait`, in the helper's CPU seconds): the
+    kernel's size, not the check's trouble (tl.static_range unrolled in full); the case is a timeout (execute), and
+    the helper is killed."""
 
 
 class Unsupported(Exception):
@@ -248,14 +251,30 @@ class _Helper:
         atexit.register(self.close)  # reaped, not left behind, when grading ends
 
     def ask(self, request: dict, wait: float) -> dict:
+        """The helper's reply; CompileTimeout after `wait` seconds of its CPU time (a loaded machine slows a compile in
+        wall time, not in CPU time; wall time where there is no /proc), TimeoutError after HELPER_TIMEOUT wall seconds
+        beyond it (a helper that does not compute: the check's trouble)."""
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
-        if not self.selector.select(wait):
-            raise CompileTimeout(wait)
+        started, cpu = time.monotonic(), self.cpu_seconds()
+        while not self.selector.select(POLL):
+            waited, used = time.monotonic() - started, self.cpu_seconds()
+            if (used - cpu if used is not None and cpu is not None else waited) > wait:
+                raise CompileTimeout(wait)
+            if waited > wait + HELPER_TIMEOUT:
+                raise TimeoutError(f"no answer from the compile helper in {waited:.0f} s")
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the compile helper exited with status {self.process.wait()}")
         return json.loads(line)
+
+    def cpu_seconds(self) -> float | None:
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # user and system time
+        except (OSError, ValueError, IndexError):
+            return None
 
     def close(self, kill: bool = False) -> None:
         """End the helper: it exits at the end of its input; one that does not (or a busy one, with `kill`) is
@@ -285,20 +304,16 @@ def prestart() -> None:
 
 
 def _compile(request: dict, wait: float) -> dict:
-    """The helper's outcome for this request: the one started ahead (``compile_ahead``), else compiled now; within
-    `wait` seconds, else CompileTimeout (and the helper, busy with it, is killed)."""
+    """The helper's outcome for this request: the one started ahead (``compile_ahead``, with its case's wait), else
+    compiled now; within `wait` seconds of the helper's CPU, else CompileTimeout (the busy helper killed, and the
+    compiles started ahead dropped)."""
     key = json.dumps(request, sort_keys=True)
     started = _started.pop(key, None)
-    if started is None:
-        return _compile_now(request, key, wait)
     try:
-        return started.result(timeout=wait)  # what the compile raised, raised here
-    except FutureTimeout:
-        helper = _helper
-        if helper is not None:
-            helper.process.kill()  # the thread asking it sees the helper end, and the next request starts another
+        return started.result() if started is not None else _compile_now(request, key, wait)  # what it raised, here
+    except CompileTimeout:
         _abandon()
-        raise CompileTimeout(wait) from None
+        raise
 
 
 def _compile_now(request: dict, key: str, wait: float = HELPER_TIMEOUT, since: int | None = None) -> dict:
@@ -326,8 +341,6 @@ def _compile_now(request: dict, key: str, wait: float = HELPER_TIMEOUT, since: i
             outcome = _helper.ask(request, wait)
         except Exception as exc:
             # a helper that timed out or died on this request is not asked again: it fails closed
-            if isinstance(exc, CompileTimeout):
-                _abandon()
             _helper.close(kill=isinstance(exc, CompileTimeout))
             _helper = None
             raise
@@ -362,10 +375,10 @@ def _abandon() -> None:
 
 def _asking() -> None:
     while True:
-        request, key, future, since = _queue.get()
+        request, key, future, wait, since = _queue.get()
         if future.set_running_or_notify_cancel():
             try:
-                future.set_result(_compile_now(request, key, HELPER_TIMEOUT, since))
+                future.set_result(_compile_now(request, key, wait, since))
             except BaseException as exc:  # handed to the case that takes it
                 future.set_exception(exc)
 
@@ -389,7 +402,7 @@ def _spare_core() -> bool:
         return False
 
 
-def compile_ahead(puzzle, launches) -> None:
+def compile_ahead(puzzle, launches, timeout: float | None = None) -> None:
     """Start compiling these launches' kernels for the puzzle's GPU targets on the helper (``start_ahead``'s thread,
     else nothing is started), and return at once, where a core is spare; the ``check`` of the same launches takes the
     outcomes. A launch the check cannot encode is left to the check."""
@@ -404,7 +417,7 @@ def compile_ahead(puzzle, launches) -> None:
             key = json.dumps(request, sort_keys=True)
             if key not in _outcomes and key not in _started:
                 _started[key] = Future()
-                _queue.put((request, key, _started[key], _abandoned))
+                _queue.put((request, key, _started[key], _wait(timeout), _abandoned))
 
 
 def could_not_run(why: str) -> str:
@@ -432,10 +445,10 @@ def _check_launch(launch, archs, allocator: bool, wait: float) -> str | None:
             outcome = _compile(request, wait)
         except CompileTimeout:
             raise CompileTimeout(
-                f"stopped after {wait:g} s: the GPU compile of {launch.name} did not finish (a kernel of this course "
-                "compiles in a second or two). The compiler unrolls each tl.static_range loop in full and inlines "
-                "every @triton.jit helper, even in a branch that never runs, so a static loop of many steps makes a "
-                "kernel too big to compile: use tl.range for a long loop") from None
+                f"stopped after {wait:g} s of CPU time: the GPU compile of {launch.name} did not finish (a kernel "
+                "of this course compiles in a second or two). The compiler unrolls each tl.static_range loop in full "
+                "and inlines every @triton.jit helper, even in a branch that never runs, so a static loop of many "
+                "steps makes a kernel too big to compile: use tl.range for a long loop") from None
         if "skip" in outcome:
             return could_not_run(outcome["skip"])
         if outcome.get("error"):
@@ -458,13 +471,18 @@ def _check_launch(launch, archs, allocator: bool, wait: float) -> str | None:
     return None
 
 
+def _wait(timeout: float | None) -> float:
+    """The CPU seconds a case's compile may take: its time limit, at least COMPILE_FLOOR; HELPER_TIMEOUT without."""
+    return max(timeout, COMPILE_FLOOR) if timeout else HELPER_TIMEOUT
+
+
 def check(puzzle, launches, timeout: float | None = None) -> str | None:
     """None when every launched kernel compiles for the puzzle's GPU targets; else the report. A compile that does
-    not end within the case's `timeout` (wall seconds, at least COMPILE_FLOOR) raises CompileTimeout."""
+    not end within the case's `timeout` (the helper's CPU seconds, at least COMPILE_FLOOR) raises CompileTimeout."""
     if not launches or not env.interpreter_forced():
         return None
     archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
-    wait = max(timeout, COMPILE_FLOOR) if timeout else HELPER_TIMEOUT
+    wait = _wait(timeout)
     try:
         for launch in launches:
             problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False), wait)
