@@ -343,11 +343,11 @@ _UNROLLED = """    pid = tl.program_id(0)
 def test_a_compile_that_does_not_end_is_a_timeout_that_names_the_compile(tmp_path, monkeypatch):
     """Review 18: a tl.static_range of 200,000 steps in a branch never taken failed every case after minutes, as "does
     a loop never end": the case's CPU limit counts the compile helper. The compile's wait is now the case's time
-    (at least COMPILE_FLOOR): a timeout that names the compile and tl.range, the busy helper killed, and the next
+    (and COMPILE_GRACE): a timeout that names the compile and tl.range, the busy helper killed, and the next
     grading compiles on a fresh one."""
     from helpers import ROOT
 
-    monkeypatch.setattr(gpu_compile, "COMPILE_FLOOR", 2.0)
+    monkeypatch.setattr(gpu_compile, "COMPILE_GRACE", 1.0)
     monkeypatch.setenv("GRADER_COMPILE_CACHE", str(tmp_path / "cache"))
     text = solution_text(registry.find(1)).replace("    pid = tl.program_id(0)\n", _UNROLLED, 1)
     assert text.count("static_range(200000)") == 1
@@ -361,6 +361,14 @@ def test_a_compile_that_does_not_end_is_a_timeout_that_names_the_compile(tmp_pat
     assert grade_file(1, ROOT / "solutions" / "p01_add.py", first_failure=True).status == "passed"
 
 
+def test_a_compiles_timeout_comes_before_the_judges():
+    """The judge stops a case's processes (the helper among them) after its limit and GRACE of CPU: the compile's own
+    timeout, which says what took the time, must come first."""
+    from grader.judge import processes
+
+    assert gpu_compile._wait(30.0).seconds == 30.0 + gpu_compile.COMPILE_GRACE < 30.0 + processes.GRACE
+
+
 def test_a_compile_started_ahead_that_does_not_end_is_a_timeout(monkeypatch):
     """A compile started ahead is asked with its case's wait; its timeout reaches the check as the same timeout, and
     the other compiles started ahead for the grading are dropped."""
@@ -368,37 +376,91 @@ def test_a_compile_started_ahead_that_does_not_end_is_a_timeout(monkeypatch):
     monkeypatch.setattr(gpu_compile, "_started", {})
     waits = []
 
-    def too_long(request, key, wait, since=None):
-        waits.append(wait)
-        raise gpu_compile.CompileTimeout(wait)
+    def too_long(request, key, budget, since=None):
+        waits.append(budget)
+        raise gpu_compile.CompileTimeout(budget.seconds)
 
     monkeypatch.setattr(gpu_compile, "_compile_now", too_long)
     monkeypatch.setattr(gpu_compile, "_spare_core", lambda: True)
     puzzle, launch = registry.find(1), _launch_of_ones()
     gpu_compile.start_ahead()
     gpu_compile.compile_ahead(puzzle, [launch], timeout=25)
-    with pytest.raises(gpu_compile.CompileTimeout, match="stopped after 25 s of CPU time: the GPU compile of _ones"):
+    with pytest.raises(gpu_compile.CompileTimeout, match="stopped after 40 s of CPU time: the GPU compile of _ones"):
         gpu_compile.check(puzzle, [launch], timeout=25)
-    assert waits[0] == 25 and not gpu_compile._started
+    assert waits[0].seconds == 25 + gpu_compile.COMPILE_GRACE and not gpu_compile._started
 
 
-def test_a_compile_slowed_by_a_busy_machine_is_not_a_timeout():
-    """The compile's wait counts the helper's CPU time: a helper that answers after 2 s of wall time spent waiting
-    (as on a loaded machine) is waited for, under a wait of 0.5 s."""
+def _stand_in_helper(program: str):
+    """A compile helper that runs `program` (a Python loop over its stdin) instead of compiling."""
     import selectors
     import subprocess
     import sys
 
     helper = gpu_compile._Helper.__new__(gpu_compile._Helper)
-    helper.process = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.stdin.readline(); time.sleep(2); "
-                                       "print('{\"slow\": true}', flush=True)"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True)
+    helper.process = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True)
     helper.selector = selectors.DefaultSelector()
     helper.selector.register(helper.process.stdout, selectors.EVENT_READ)
+    return helper
+
+
+def test_a_compile_slowed_by_a_busy_machine_is_not_a_timeout():
+    """The compile's wait counts the helper's CPU time: a helper that answers after 2 s of wall time spent waiting
+    (as on a loaded machine) is waited for, under a budget of 0.5 s."""
+    helper = _stand_in_helper("import sys, time\nfor line in sys.stdin:\n    time.sleep(2)\n"
+                              "    print('{\"slow\": true}', flush=True)")
     try:
-        assert helper.ask({}, 0.5) == {"slow": True}
+        assert helper.ask({}, gpu_compile.Budget(0.5)) == {"slow": True}
     finally:
         helper.close(kill=True)
+
+
+def test_a_cases_compiles_share_one_budget():
+    """A case's compiles (a launch for sm_90 and sm_80, several launches) spend from one budget of CPU time, so
+    that together they stay inside the judge's limit: two compiles of 0.4 s fit 1 s, a third of 5 s is stopped when the
+    budget's last 0.2 s are spent."""
+    helper = _stand_in_helper("import sys, time\nfor n, line in enumerate(sys.stdin):\n    t = time.process_time()\n"
+                              "    while time.process_time() - t < (0.4 if n < 2 else 5):\n        pass\n"
+                              "    print('{}', flush=True)")
+    budget = gpu_compile.Budget(1.0)
+    try:
+        assert helper.ask({}, budget) == {} and helper.ask({}, budget) == {} and budget.left < 0.3
+        with pytest.raises(gpu_compile.CompileTimeout):
+            helper.ask({}, budget)
+    finally:
+        helper.close(kill=True)
+
+
+def test_a_compiler_that_crashes_on_a_kernel_is_said_so():
+    """Review 22: helpers inlined 2^16 times crash the compiler (SIGSEGV); the case fails, said as the compiler's
+    crash on a kernel too big, not as the check's own trouble."""
+    helper = _stand_in_helper("import os, signal, sys\nsys.stdin.readline()\nos.kill(os.getpid(), signal.SIGSEGV)")
+    try:
+        with pytest.raises(gpu_compile.CompilerCrashed, match="died of SIGSEGV"):
+            helper.ask({}, gpu_compile.Budget(10))
+    finally:
+        helper.close(kill=True)
+
+
+def test_a_compiler_crash_fails_the_case_with_advice_and_is_not_compiled_again(monkeypatch):
+    """The advice; and the same functions in another configuration (the next case) fail at once, not after another
+    crash of a fresh helper: review 22's file took 15 s of CPU per case, each crashing again."""
+    asked = []
+
+    def crashes(request, key, budget=None, since=None):
+        asked.append(request["arch"])
+        raise gpu_compile.CompilerCrashed("its process died of SIGSEGV")
+
+    import torch
+
+    monkeypatch.setattr(gpu_compile, "_compile_now", crashes)
+    monkeypatch.setattr(gpu_compile, "_crashed", {})
+    for size in (64, 128):
+        launch = instrument.Launch(_ones.fn, {"x_ptr": torch.zeros(size), "N0": size, "B0": size}, {}, (1,))
+        problem = gpu_compile.check(registry.find(1), [launch])
+        assert problem.startswith("the GPU compiler crashed while compiling _ones (its process died of SIGSEGV)")
+        assert "helpers that call helpers many levels deep" in problem and "could not run" not in problem
+    assert asked == [90]  # B0 differs, so the second case's request differs: not compiled, the crash remembered
 
 
 # -- compiling ahead: the helper compiles while the interpreter runs --------------------------------------

@@ -38,9 +38,10 @@ API, a request it cannot encode, a helper that dies or cannot compile a one-line
 with reason "gpu_compile" and a message that says the check could not run, as the grader's trouble rather than the
 kernel's: a kernel it did not compile could be one thing in the interpreter and another on the GPU. The compiler's
 verdict on the learner's kernel fails a case, and so does a kernel that reads a global no GPU kernel can use (a
-numpy module, a Python object). A compile that does not end within the case's time limit (the helper's CPU time, at
-least COMPILE_FLOOR) is the kernel's size (every tl.static_range unrolled): CompileTimeout, a timeout that names the
-compile (before, the case's CPU limit, which counts the helper, blamed a loop). Tested on triton 3.6 and 3.9.
+numpy module, a Python object). A compile that does not end within the case's time limit and COMPILE_GRACE (the
+helper's CPU time) is the kernel's size (a tl.static_range unrolled, a block of 100,000 elements): CompileTimeout, a
+timeout that names the compile (before, the judge's CPU limit, which counts the helper, blamed a loop). Tested on
+triton 3.6 and 3.9.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ import json
 import os
 import re
 import selectors
+import signal
 import subprocess
 import sys
 import textwrap
@@ -72,7 +74,9 @@ DEFAULT_ARCHS = (90,)  # the H200
 # cudaDevAttrMaxSharedMemoryPerBlockOptin; triton's launch raises OutOfResources past it). Other targets stop at TTGIR.
 SHARED_MEMORY = {90: 232448}
 HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big kernel takes about 2
-COMPILE_FLOOR = 20.0  # the least CPU time a case's compile may take, whatever the case's time limit
+# CPU seconds a case's compile may take beyond the case's own limit: inside the judge's grace (processes.GRACE, 20 s),
+# so that the compile's timeout, which names it, comes first; a 131,072-wide block takes 33 s (a cheat's budget verdict)
+COMPILE_GRACE = 15.0
 POLL = 0.5  # seconds between looks at the helper's CPU time while it compiles
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
@@ -80,9 +84,28 @@ _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the help
 
 
 class CompileTimeout(Exception):
-    """A compile that did not finish within the case's time (``check``'s `wait`, in the helper's CPU seconds): the
-    kernel's size, not the check's trouble (tl.static_range unrolled in full); the case is a timeout (execute), and
-    the helper is killed."""
+    """Compiles that did not finish within the case's time (``Budget``, in the helper's CPU seconds): the kernel's
+    size, not the check's trouble (tl.static_range unrolled in full); the case is a timeout (execute), and the helper
+    is killed."""
+
+
+class CompilerCrashed(RuntimeError):
+    """The helper died of a signal while compiling a kernel: the compiler's crash on it (helpers inlined 2^16 times
+    overflow its stack; the eleventh session's review 22), said as such, not as the check's trouble."""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class Budget:
+    """The helper's CPU seconds a case's compiles may take together (``_wait``); each compile spends from it."""
+
+    def __init__(self, seconds: float):
+        self.seconds = self.left = seconds
 
 
 class Unsupported(Exception):
@@ -250,22 +273,32 @@ class _Helper:
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         atexit.register(self.close)  # reaped, not left behind, when grading ends
 
-    def ask(self, request: dict, wait: float) -> dict:
-        """The helper's reply; CompileTimeout after `wait` seconds of its CPU time (a loaded machine slows a compile in
-        wall time, not in CPU time; wall time where there is no /proc), TimeoutError after HELPER_TIMEOUT wall seconds
-        beyond it (a helper that does not compute: the check's trouble)."""
+    def ask(self, request: dict, budget: Budget) -> dict:
+        """The helper's reply; CompileTimeout once the budget is spent, in the helper's CPU time (a loaded machine slows
+        a compile in wall time, not in CPU time; wall time where there is no /proc); TimeoutError after HELPER_TIMEOUT
+        wall seconds beyond it (a helper that does not compute: the check's trouble)."""
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         started, cpu = time.monotonic(), self.cpu_seconds()
-        while not self.selector.select(POLL):
-            waited, used = time.monotonic() - started, self.cpu_seconds()
-            if (used - cpu if used is not None and cpu is not None else waited) > wait:
-                raise CompileTimeout(wait)
-            if waited > wait + HELPER_TIMEOUT:
-                raise TimeoutError(f"no answer from the compile helper in {waited:.0f} s")
+
+        def spent() -> float:
+            used = self.cpu_seconds()
+            return used - cpu if used is not None and cpu is not None else time.monotonic() - started
+
+        try:
+            while not self.selector.select(POLL):
+                if spent() > budget.left:
+                    raise CompileTimeout(budget.seconds)
+                if time.monotonic() - started > budget.left + HELPER_TIMEOUT:
+                    raise TimeoutError(f"no answer from the compile helper in {time.monotonic() - started:.0f} s")
+        finally:
+            budget.left -= spent()
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError(f"the compile helper exited with status {self.process.wait()}")
+            status = self.process.wait()
+            if status < 0:
+                raise CompilerCrashed(f"its process died of {_signal_name(-status)}")
+            raise RuntimeError(f"the compile helper exited with status {status}")
         return json.loads(line)
 
     def cpu_seconds(self) -> float | None:
@@ -291,6 +324,7 @@ class _Helper:
 
 _helper: _Helper | None = None
 _outcomes: dict[str, dict] = {}  # request (as JSON) -> the helper's reply
+_crashed: dict[str, str] = {}  # the functions of a request that crashed the compiler (as JSON) -> how it died
 
 
 def prestart() -> None:
@@ -303,26 +337,33 @@ def prestart() -> None:
             pass  # the first compile tries again, and the case fails (could_not_run) if it cannot
 
 
-def _compile(request: dict, wait: float) -> dict:
-    """The helper's outcome for this request: the one started ahead (``compile_ahead``, with its case's wait), else
-    compiled now; within `wait` seconds of the helper's CPU, else CompileTimeout (the busy helper killed, and the
-    compiles started ahead dropped)."""
-    key = json.dumps(request, sort_keys=True)
+def _compile(request: dict, budget: Budget) -> dict:
+    """The helper's outcome for this request: the one started ahead (``compile_ahead``, with its case's budget), else
+    compiled now, within the budget, else CompileTimeout (the busy helper killed, and the compiles started ahead
+    dropped)."""
+    key, sources = json.dumps(request, sort_keys=True), json.dumps(request["functions"], sort_keys=True)
     started = _started.pop(key, None)
+    if sources in _crashed:  # the same functions crashed the compiler in another configuration: once per grading
+        raise CompilerCrashed(_crashed[sources])
     try:
-        return started.result() if started is not None else _compile_now(request, key, wait)  # what it raised, here
-    except CompileTimeout:
+        return started.result() if started is not None else _compile_now(request, key, budget)  # what it raised, here
+    except (CompileTimeout, CompilerCrashed) as exc:
+        if isinstance(exc, CompilerCrashed):
+            if len(_crashed) > 64:
+                _crashed.clear()
+            _crashed[sources] = str(exc)
         _abandon()
         raise
 
 
-def _compile_now(request: dict, key: str, wait: float = HELPER_TIMEOUT, since: int | None = None) -> dict:
+def _compile_now(request: dict, key: str, budget: Budget | None = None, since: int | None = None) -> dict:
     """Ask the helper (or the disk cache). `since`: for a compile started ahead, the count of abandoned compiles when
     it was started; one started before a compile timed out is not asked for (the same kernel, as big)."""
     global _helper
     with _talking:
+        budget = budget or Budget(HELPER_TIMEOUT)
         if since is not None and since != _abandoned:
-            raise CompileTimeout(wait)
+            raise CompileTimeout(budget.seconds)
         if key in _outcomes:
             return _outcomes[key]
         saved = compile_cache.DiskCache(request)
@@ -338,7 +379,7 @@ def _compile_now(request: dict, key: str, wait: float = HELPER_TIMEOUT, since: i
         if _helper is None:
             _helper = _Helper()
         try:
-            outcome = _helper.ask(request, wait)
+            outcome = _helper.ask(request, budget)
         except Exception as exc:
             # a helper that timed out or died on this request is not asked again: it fails closed
             _helper.close(kill=isinstance(exc, CompileTimeout))
@@ -375,10 +416,10 @@ def _abandon() -> None:
 
 def _asking() -> None:
     while True:
-        request, key, future, wait, since = _queue.get()
+        request, key, future, budget, since = _queue.get()
         if future.set_running_or_notify_cancel():
             try:
-                future.set_result(_compile_now(request, key, wait, since))
+                future.set_result(_compile_now(request, key, budget, since))
             except BaseException as exc:  # handed to the case that takes it
                 future.set_exception(exc)
 
@@ -405,9 +446,10 @@ def _spare_core() -> bool:
 def compile_ahead(puzzle, launches, timeout: float | None = None) -> None:
     """Start compiling these launches' kernels for the puzzle's GPU targets on the helper (``start_ahead``'s thread,
     else nothing is started), and return at once, where a core is spare; the ``check`` of the same launches takes the
-    outcomes. A launch the check cannot encode is left to the check."""
+    outcomes, and they spend from one budget, the case's. A launch the check cannot encode is left to the check."""
     if _queue is None or not env.interpreter_forced() or not _spare_core():
         return
+    budget = _wait(timeout)
     for launch in launches:
         try:
             requests = [_request(launch, arch) for arch in getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)]
@@ -417,7 +459,7 @@ def compile_ahead(puzzle, launches, timeout: float | None = None) -> None:
             key = json.dumps(request, sort_keys=True)
             if key not in _outcomes and key not in _started:
                 _started[key] = Future()
-                _queue.put((request, key, _started[key], _wait(timeout), _abandoned))
+                _queue.put((request, key, _started[key], budget, _abandoned))
 
 
 def could_not_run(why: str) -> str:
@@ -427,7 +469,7 @@ def could_not_run(why: str) -> str:
             "again, and if it stays, report it with this message")
 
 
-def _check_launch(launch, archs, allocator: bool, wait: float) -> str | None:
+def _check_launch(launch, archs, allocator: bool, budget: Budget) -> str | None:
     try:
         requests = [_request(launch, arch) for arch in archs]
     except Unsupported as why:
@@ -442,13 +484,19 @@ def _check_launch(launch, archs, allocator: bool, wait: float) -> str | None:
     compiled = []
     for request in requests:
         try:
-            outcome = _compile(request, wait)
+            outcome = _compile(request, budget)
+        except CompilerCrashed as exc:
+            return (f"the GPU compiler crashed while compiling {launch.name} ({exc}), so this case does not pass. A "
+                    "kernel too big for the compiler does this: helpers that call helpers many levels deep (each call "
+                    "is inlined in full), a tl.static_range of many steps, a block of many thousand elements. If "
+                    "yours is none of these, grade again, and if it stays, report it with this message")
         except CompileTimeout:
             raise CompileTimeout(
-                f"stopped after {wait:g} s of CPU time: the GPU compile of {launch.name} did not finish (a kernel "
-                "of this course compiles in a second or two). The compiler unrolls each tl.static_range loop in full "
-                "and inlines every @triton.jit helper, even in a branch that never runs, so a static loop of many "
-                "steps makes a kernel too big to compile: use tl.range for a long loop") from None
+                f"stopped after {budget.seconds:g} s of CPU time: the GPU compile of {launch.name} did not finish "
+                "(a kernel of this course compiles in a second or two). The compiler unrolls each tl.static_range loop "
+                "in full and inlines every @triton.jit helper, even in a branch that never runs, and lays out every "
+                "element of a block, so a static loop of many steps or a block of many thousand elements makes a "
+                "kernel too big to compile: use tl.range for a long loop, and the blocks the launcher gives") from None
         if "skip" in outcome:
             return could_not_run(outcome["skip"])
         if outcome.get("error"):
@@ -471,21 +519,21 @@ def _check_launch(launch, archs, allocator: bool, wait: float) -> str | None:
     return None
 
 
-def _wait(timeout: float | None) -> float:
-    """The CPU seconds a case's compile may take: its time limit, at least COMPILE_FLOOR; HELPER_TIMEOUT without."""
-    return max(timeout, COMPILE_FLOOR) if timeout else HELPER_TIMEOUT
+def _wait(timeout: float | None) -> Budget:
+    """The CPU seconds a case's compiles may take: its time limit and COMPILE_GRACE; HELPER_TIMEOUT without a limit."""
+    return Budget(timeout + COMPILE_GRACE if timeout else HELPER_TIMEOUT)
 
 
 def check(puzzle, launches, timeout: float | None = None) -> str | None:
     """None when every launched kernel compiles for the puzzle's GPU targets; else the report. A compile that does
-    not end within the case's `timeout` (the helper's CPU seconds, at least COMPILE_FLOOR) raises CompileTimeout."""
+    not end within the case's `timeout` and COMPILE_GRACE (the helper's CPU seconds) raises CompileTimeout."""
     if not launches or not env.interpreter_forced():
         return None
     archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
-    wait = _wait(timeout)
+    budget = _wait(timeout)
     try:
         for launch in launches:
-            problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False), wait)
+            problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False), budget)
             if problem:
                 return problem
     except CompileTimeout:
