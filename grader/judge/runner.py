@@ -266,8 +266,10 @@ class _Grading:
             self._fail_import("timeout", f"stopped after {limit} while importing {what}: does code at module "
                                          "level (outside any function) loop forever or wait?")
         elif phase == "case":
+            # the limit counts the case's GPU compiles too, which the worker bounds a little inside it (gpu_compile)
             self._fail_next_case("timeout", f"stopped after {limit} without an answer: does a loop never end (or a "
-                                            "helper call itself)?")
+                                            "helper call itself), or does the kernel take long to compile for the GPU "
+                                            "(a tl.static_range of many steps, unrolled in full)?")
         elif phase == "startup":
             raise Broken(f"the grading process did not start within {limit} (it never said it was ready)")
         else:
