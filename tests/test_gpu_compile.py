@@ -22,6 +22,7 @@ from helpers import (
     solution_text,
 )
 
+from grader import env
 from grader.course import registry
 from grader.worker import gpu_compile, instrument, ttir
 
@@ -366,7 +367,7 @@ def test_a_compiles_timeout_comes_before_the_judges():
     timeout, which says what took the time, must come first."""
     from grader.judge import processes
 
-    assert gpu_compile._wait(30.0).seconds == 30.0 + gpu_compile.COMPILE_GRACE < 30.0 + processes.GRACE
+    assert gpu_compile.case_budget(30.0).seconds == 30.0 + gpu_compile.COMPILE_GRACE < 30.0 + processes.GRACE
 
 
 def test_a_compile_started_ahead_that_does_not_end_is_a_timeout(monkeypatch):
@@ -503,6 +504,35 @@ def test_a_compile_started_ahead_is_the_one_the_check_takes(tmp_path, monkeypatc
     assert gpu_compile.check(puzzle, [launch]) is None
     assert asked == ["gpu-compile-ahead"] * len(puzzle.gpu_archs), asked
     assert not gpu_compile._started and gpu_compile.dot_lines([launch]) == set()
+
+
+def test_a_launchers_compiles_share_its_cases_budget(monkeypatch, tmp_path):
+    """On the practice path (a launcher of the learner's own) the compiles started launch by launch and the check
+    after the run spend from one budget, the case's, as kernel-only grading's do: two launches of 40 s of compile
+    each must not reach the judge's limit before the compile's own timeout (the eleventh session's last read)."""
+    budgets = []
+    ahead, checked = gpu_compile.compile_ahead, gpu_compile.check
+
+    def noted_ahead(puzzle, launches, timeout=None, budget=None):
+        budgets.append(("ahead", budget))
+        return ahead(puzzle, launches, timeout, budget)
+
+    def noted_check(puzzle, launches, timeout=None, budget=None):
+        budgets.append(("check", budget))
+        return checked(puzzle, launches, timeout, budget)
+
+    monkeypatch.setattr(gpu_compile, "compile_ahead", noted_ahead)
+    monkeypatch.setattr(gpu_compile, "check", noted_check)
+    twice = solution_text(registry.find(1)).replace(
+        "    add_kernel[(triton.cdiv(n0, B0),)](x, y, z, n0, B0=B0)\n",
+        "    add_kernel[(triton.cdiv(n0, B0),)](x, y, z, n0, B0=B0)\n"
+        "    add_kernel[(triton.cdiv(n0, B0 // 2),)](x, y, z, n0, B0=B0 // 2)\n")
+    grade_text(1, twice, tmp_path, own_launcher=True, first_failure=True)
+    kinds = [kind for kind, _ in budgets]
+    assert kinds[:3] == ["ahead", "ahead", "check"], kinds  # the first case: a compile per launch, then the check
+    first_case = {id(budget) for _, budget in budgets[:3]}
+    assert len(first_case) == 1 and budgets[0][1] is not None, budgets[:3]
+    assert budgets[0][1].seconds == gpu_compile.case_budget(env.DEFAULT_TIMEOUT).seconds
 
 
 def test_a_compile_ahead_that_fails_fails_the_case(monkeypatch):

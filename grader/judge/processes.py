@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 
 from grader.paths import ROOT, shown
-from grader.protocol import Malformed, die_with_parent
+from grader.protocol import Malformed, die_with_parent, process_stat
 from grader.safe_output import clean_text
 
 GRACE = 20.0  # CPU seconds beyond the in-process limit: room for imports, compilation and unwinding
@@ -37,7 +37,6 @@ PRINTED_BYTES = 20_000  # of what the learner's code printed, shown after the wo
 PRINTED_LINES = 40
 PRINTED_KEPT_BYTES = 10_000_000  # all of it, written to printed_file() when the report shows only its start
 _PR_SET_CHILD_SUBREAPER = 36
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 
@@ -96,14 +95,10 @@ def _process_table(cpu: bool = False) -> dict[int, tuple]:
     except OSError:
         return table
     for entry in entries:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-                seconds = sum(int(f) for f in fields[11:15]) / _CLOCK_TICKS if cpu else None  # u, s, cu, cs time
-            except (OSError, IndexError, ValueError):
-                continue  # it ended while we looked
-            table[int(entry)] = (int(fields[1]), fields[0], seconds) if cpu else (int(fields[1]), fields[0])
+        stat = process_stat(entry) if entry.isdigit() else None  # None: it ended while we looked
+        if stat is not None:
+            parent, state, own, children = stat
+            table[int(entry)] = (parent, state, own + children) if cpu else (parent, state)
     return table
 
 

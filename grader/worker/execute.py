@@ -334,9 +334,11 @@ def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_de
     if recorder.dots_16bit:  # dot liveness by perturbing each tl.dot's result (instrument.DotShadows)
         recorder.shadows = instrument.DotShadows()
     recorder.tile_limit = budgets.tile_limit(puzzle.lesson_blocks, case.blocks, dims)
-    # the GPU compile of a launcher's own kernels, checked after the run, runs in the helper beside the run
+    # the GPU compile of a launcher's own kernels, checked after the run, runs in the helper beside the run; the
+    # compiles started launch by launch and the check's spend from one budget, the case's
     gpu_compile.start_ahead()
-    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch], timeout)
+    recorder.compile_budget = budget = gpu_compile.case_budget(timeout)
+    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch], budget=budget)
     if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
         sizes = puzzle.sizes_for_budgets(case.blocks, dims)
         recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)
@@ -415,7 +417,7 @@ def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
                                          "through; --interpret names the tensor, the lanes and the line")
     if recorder is not None:
         try:
-            problem = gpu_compile.check(puzzle, recorder.launches, timeout)
+            problem = gpu_compile.check(puzzle, recorder.launches, timeout, recorder.compile_budget)
         except gpu_compile.CompileTimeout as exc:
             return transfer.Outcome("timeout", str(exc))
         if problem:

@@ -78,7 +78,6 @@ HELPER_TIMEOUT = 120.0  # seconds for one compile, helper start included; a big 
 # so that the compile's timeout, which names it, comes first; a 131,072-wide block takes 33 s (a cheat's budget verdict)
 COMPILE_GRACE = 15.0
 POLL = 0.5  # seconds between looks at the helper's CPU time while it compiles
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _JIT_TYPES = ("InterpretedFunction", "JITFunction")
 _ALLOWED_MODULES = ("math", "triton")  # modules a kernel may read that the helper may import (and their submodules)
 
@@ -102,7 +101,7 @@ def _signal_name(number: int) -> str:
 
 
 class Budget:
-    """The helper's CPU seconds a case's compiles may take together (``_wait``); each compile spends from it."""
+    """The helper's CPU seconds a case's compiles may take together (``case_budget``); each compile spends from it."""
 
     def __init__(self, seconds: float):
         self.seconds = self.left = seconds
@@ -302,12 +301,8 @@ class _Helper:
         return json.loads(line)
 
     def cpu_seconds(self) -> float | None:
-        try:
-            with open(f"/proc/{self.process.pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # user and system time
-        except (OSError, ValueError, IndexError):
-            return None
+        stat = protocol.process_stat(self.process.pid)
+        return stat[2] if stat is not None else None
 
     def close(self, kill: bool = False) -> None:
         """End the helper: it exits at the end of its input; one that does not (or a busy one, with `kill`) is
@@ -443,13 +438,14 @@ def _spare_core() -> bool:
         return False
 
 
-def compile_ahead(puzzle, launches, timeout: float | None = None) -> None:
+def compile_ahead(puzzle, launches, timeout: float | None = None, budget: Budget | None = None) -> None:
     """Start compiling these launches' kernels for the puzzle's GPU targets on the helper (``start_ahead``'s thread,
     else nothing is started), and return at once, where a core is spare; the ``check`` of the same launches takes the
-    outcomes, and they spend from one budget, the case's. A launch the check cannot encode is left to the check."""
+    outcomes. They spend from `budget`, the case's (``case_budget``), else from one made of `timeout`. A launch the
+    check cannot encode is left to the check."""
     if _queue is None or not env.interpreter_forced() or not _spare_core():
         return
-    budget = _wait(timeout)
+    budget = budget or case_budget(timeout)
     for launch in launches:
         try:
             requests = [_request(launch, arch) for arch in getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)]
@@ -519,18 +515,19 @@ def _check_launch(launch, archs, allocator: bool, budget: Budget) -> str | None:
     return None
 
 
-def _wait(timeout: float | None) -> Budget:
+def case_budget(timeout: float | None) -> Budget:
     """The CPU seconds a case's compiles may take: its time limit and COMPILE_GRACE; HELPER_TIMEOUT without a limit."""
     return Budget(timeout + COMPILE_GRACE if timeout else HELPER_TIMEOUT)
 
 
-def check(puzzle, launches, timeout: float | None = None) -> str | None:
-    """None when every launched kernel compiles for the puzzle's GPU targets; else the report. A compile that does
-    not end within the case's `timeout` and COMPILE_GRACE (the helper's CPU seconds) raises CompileTimeout."""
+def check(puzzle, launches, timeout: float | None = None, budget: Budget | None = None) -> str | None:
+    """None when every launched kernel compiles for the puzzle's GPU targets; else the report. Compiles that do not
+    end within `budget` (the case's, shared with its compiles started ahead), else within the case's `timeout` and
+    COMPILE_GRACE (the helper's CPU seconds), raise CompileTimeout."""
     if not launches or not env.interpreter_forced():
         return None
     archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
-    budget = _wait(timeout)
+    budget = budget or case_budget(timeout)
     try:
         for launch in launches:
             problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False), budget)

@@ -72,6 +72,7 @@ class Recorder(RaceChecks):
         self.float_ops = 0  # where dots_16bit: float operations outside tl.dot, over programs (cuda_cores)
         self.launches: list[Launch] = []
         self.on_launch = None  # set by the grader: called with each launch before it runs (gpu_compile.compile_ahead)
+        self.compile_budget = None  # set by the grader: the case's gpu_compile.Budget, which on_launch spends from
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
         self.program_loads: dict[tuple, dict[Region, int]] = {}
         self.program_stores: dict[tuple, dict[Region, int]] = {}
