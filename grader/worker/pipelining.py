@@ -15,6 +15,14 @@ the race checks, and the line is looked up only on such a load). Once the case's
 refuses the case where one of those lines is a load the sm_90 compile made asynchronous
 (``gpu_compile.pipelined_lines``, read from its TTGIR by ``ttir.async_load_lines``), matched by statement, so a load
 written over several lines is still found.
+
+The check compiles without the divisibility hints a GPU launch adds (gpu_compile._run_time_numbers), so it knows
+no pointer or stride to be 16-byte aligned and vectorizes no load; a copy of one lane's 4 bytes or more is pipelined
+all the same, but a 16-bit load of one element per lane is not, where a GPU would pipeline it as 16-byte vectors.
+Every output is float32 and an input may not be written, so 16-bit data a launch stored is a float32 output read
+as halves: contiguous halves belong to two lanes' float32 elements, and the final store of one lane over what the
+other loaded is a race (races._check_lane_reads) unless a tl.debug_barrier() separates them, which also stops the
+pipelining (review 22 of the eleventh session; its probe compiled both ways: no asynchronous load either way).
 """
 
 from __future__ import annotations
