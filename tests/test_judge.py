@@ -114,6 +114,23 @@ def test_a_worker_that_waits_is_given_wall_time_and_one_that_computes_is_stopped
     assert result.cases[0].reason == "timeout" and "of CPU time" in result.cases[0].message
 
 
+def test_a_process_line_of_proc_is_read_with_its_cpu_time():
+    """grader.protocol.process_stat, the one reader of /proc/PID/stat (the judge's process table, the compile
+    helper's CPU time): a child that spun for 0.3 s of CPU and was waited for shows in its parent's children's
+    time; a process that is gone reads as None."""
+    from grader.protocol import process_stat
+
+    if process_stat(os.getpid()) is None:
+        pytest.skip("no /proc here")
+    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 0.3:\n    pass"])
+    parent, state, _, before = process_stat(os.getpid())
+    assert parent == os.getppid() and state == "R"
+    child.wait()
+    assert process_stat(os.getpid())[3] >= before + 0.25
+    assert process_stat(child.pid) is None  # reaped
+
+
 def test_a_long_event_line_is_read_in_linear_time():
     """Each byte of a line arriving in pieces is searched for its end once (the buffer remembers how far it
     looked): a 128 MiB line sent in 1 MiB pieces costs one pass, not 128 x 64 MiB of searching."""
