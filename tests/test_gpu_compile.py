@@ -535,6 +535,21 @@ def test_a_launchers_compiles_share_its_cases_budget(monkeypatch, tmp_path):
     assert budgets[0][1].seconds == gpu_compile.case_budget(env.DEFAULT_TIMEOUT).seconds
 
 
+def test_kernel_only_checks_before_and_after_the_run_share_the_cases_budget(monkeypatch, tmp_path):
+    """Kernel-only grading compiles a case's kernels before it runs them and checks them again after the run (from
+    the cache): both spend from the case's one budget."""
+    budgets = []
+    checked = gpu_compile.check
+
+    def noted_check(puzzle, launches, timeout=None, budget=None):
+        budgets.append(budget)
+        return checked(puzzle, launches, timeout, budget)
+
+    monkeypatch.setattr(gpu_compile, "check", noted_check)
+    grade_text(1, solution_text(registry.find(1)), tmp_path, first_failure=True)
+    assert len(budgets) >= 2 and budgets[0] is not None and budgets[0] is budgets[1], budgets[:2]
+
+
 def test_a_compile_ahead_that_fails_fails_the_case(monkeypatch):
     """What went wrong on the compiling thread (a helper that died) reaches the check: the case fails closed."""
     monkeypatch.setattr(gpu_compile, "_outcomes", {})

@@ -211,8 +211,8 @@ def compiled_ahead(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, ti
     return made
 
 
-def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case,
-                    timeout: float | None) -> transfer.Outcome | None:
+def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, timeout: float | None,
+                    budget: gpu_compile.Budget) -> transfer.Outcome | None:
     """Kernel-only grading: compile the case's kernels for the GPU before the interpreter runs them. The puzzle's
     launcher runs with its kernels' launches noted, not run; each is compiled (grader.worker.gpu_compile, which
     caches them, so the check after the run costs nothing). The compiler's report as an outcome, or None; a compile
@@ -224,7 +224,7 @@ def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case,
     except (Exception, CaseTimeout):
         return None
     try:
-        problem = gpu_compile.check(puzzle, launches, timeout) if launches else None
+        problem = gpu_compile.check(puzzle, launches, timeout, budget) if launches else None
     except gpu_compile.CompileTimeout as exc:
         return transfer.Outcome("timeout", str(exc))
     return transfer.Outcome("gpu_compile", problem) if problem else None
@@ -248,18 +248,19 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
     started = time.perf_counter()
     inputs, dims = made if made is not None else make_inputs(puzzle.spec, case, seed)
     fenced, args, on_device = _placed(puzzle, case, seed, inputs, device)
+    budget = gpu_compile.case_budget(timeout)  # the case's compiles, before the run, during it and after, together
 
     def stop(outcome: transfer.Outcome) -> transfer.Execution:
         return transfer.Execution(early=outcome, **_record(recorder, puzzle), seconds=time.perf_counter() - started)
 
     if trusted_launcher and device == "cpu":
-        problem = _compiled_first(puzzle, launcher, args, case, timeout)
+        problem = _compiled_first(puzzle, launcher, args, case, timeout, budget)
         if problem:
             return transfer.Execution(early=problem, seconds=time.perf_counter() - started)
     guard = contextlib.nullcontext() if trusted_launcher else launcher_guard.guard(puzzle, case, device)
 
     with instrument.recording(maps=keep is not None) as recorder:
-        numel = _watch(recorder, puzzle, case, inputs, dims, on_device, keep, timeout) if recorder is not None else {}
+        numel = _watch(recorder, puzzle, case, inputs, dims, on_device, keep, budget) if recorder is not None else {}
         allocating = guards.allocations(fenced) if fenced is not None else guards.poisoned_allocations()
         try:
             out, again, native_launches = _run(launcher, args, case, device, timeout, allocating, guard)
@@ -268,7 +269,7 @@ def execute(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, device: s
                 raise  # Ctrl-C stops grading in a notebook
             return stop(_failed_run(exc, puzzle, recorder, device, timeout, dims))
 
-    problem = _after_the_run(puzzle, recorder, fenced, out, native_launches, timeout)
+    problem = _after_the_run(puzzle, recorder, fenced, out, native_launches, budget)
     if problem is not None:
         return stop(problem)
     with torch._C.DisableTorchFunctionSubclass():  # a tensor subclass's overrides cannot lie about its data
@@ -321,7 +322,7 @@ def _placed(puzzle: Puzzle, case: Case, seed: int, inputs: dict,
 
 
 def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_device: dict,
-           keep: list | None, timeout: float | None) -> dict[str, int]:
+           keep: list | None, budget: gpu_compile.Budget) -> dict[str, int]:
     """Set the access record up for this case: the tensors it watches, the tl.dot checks, the tile limit and (with no
     map) the watchdog that stops a kernel once over budget. The inputs' sizes, which the budgets read."""
     if keep is not None:
@@ -337,7 +338,6 @@ def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_de
     # the GPU compile of a launcher's own kernels, checked after the run, runs in the helper beside the run; the
     # compiles started launch by launch and the check's spend from one budget, the case's
     gpu_compile.start_ahead()
-    recorder.compile_budget = budget = gpu_compile.case_budget(timeout)
     recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch], budget=budget)
     if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
         sizes = puzzle.sizes_for_budgets(case.blocks, dims)
@@ -395,7 +395,7 @@ def _failed_run(exc: BaseException, puzzle: Puzzle, recorder, device: str, timeo
 
 
 def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
-                   native_launches: list, timeout: float | None) -> transfer.Outcome | None:
+                   native_launches: list, budget: gpu_compile.Budget) -> transfer.Outcome | None:
     """What ends a case that ran to its end before its outputs are looked at: a sum kept in 16 bits on the GPU, no
     store at all, a guard zone written, a kernel that does not compile for the GPU, a load the GPU compiler makes
     asynchronous of what its launch stored before (grader.worker.pipelining). None when there is none; then the
@@ -417,7 +417,7 @@ def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
                                          "through; --interpret names the tensor, the lanes and the line")
     if recorder is not None:
         try:
-            problem = gpu_compile.check(puzzle, recorder.launches, timeout, recorder.compile_budget)
+            problem = gpu_compile.check(puzzle, recorder.launches, budget=budget)
         except gpu_compile.CompileTimeout as exc:
             return transfer.Outcome("timeout", str(exc))
         if problem:

@@ -71,7 +71,7 @@ class Recorder(RaceChecks):
         self.dot_lines: dict[tuple[str, int], tuple[int, int]] = {}  # (file, line) -> (calls, multiply-adds)
         self.float_ops = 0  # where dots_16bit: float operations outside tl.dot, over programs (cuda_cores)
         self.launches: list[Launch] = []
-        self.on_launch = self.compile_budget = None  # set by the grader: gpu_compile.compile_ahead, the case's Budget
+        self.on_launch = None  # set by the grader: called with each launch before it runs (gpu_compile.compile_ahead)
         # per (launch number, program): {region: distinct elements loaded} and {region: elements first stored}
         self.program_loads: dict[tuple, dict[Region, int]] = {}
         self.program_stores: dict[tuple, dict[Region, int]] = {}
