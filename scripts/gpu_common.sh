@@ -10,12 +10,15 @@ summary="$OUT/summary.txt"
 # A Python that writes no bytecode (PYTHONDONTWRITEBYTECODE, as on the H200 machine we are lent) compiles torch's
 # 1,000-odd modules again in every process: 4.3 s of each grading worker's start, where a pip-installed machine
 # (pip writes bytecode as it installs) reads them compiled. So, once, the installed packages' bytecode goes to a
-# cache of its own (PYTHONPYCACHEPREFIX), as a GPU owner's machine has it.
+# cache of its own (PYTHONPYCACHEPREFIX), as a GPU owner's machine has it. sympy too: torch.autograd.grad with
+# grad_outputs imports it, so chapter 5's references (the judge's first backward) compiled its 500-odd modules in
+# every grading, 3.9 s of puzzle 16's (H100 machine, 2026-12-06, cProfile of a native grading).
 if python3 -c "import sys; sys.exit(0 if sys.flags.dont_write_bytecode else 1)"; then
   export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/grader-pycache}
   bytecode_start=$SECONDS
   python3 -m compileall -q -j 0 $(python3 -c "import os, sys, importlib.util as u
-print(' '.join(os.path.dirname(u.find_spec(m).origin) for m in ('torch', 'triton', 'numpy', 'grader')))") > /dev/null 2>&1
+print(' '.join(os.path.dirname(u.find_spec(m).origin) for m in ('torch', 'triton', 'numpy', 'sympy', 'mpmath', 'grader')
+               if u.find_spec(m)))") > /dev/null 2>&1
   echo "bytecode: compiled into $PYTHONPYCACHEPREFIX (this Python writes none itself) in $((SECONDS - bytecode_start)) s"
 fi
 
