@@ -385,9 +385,9 @@ def test_a_compile_started_ahead_that_does_not_end_is_a_timeout(monkeypatch):
     monkeypatch.setattr(gpu_compile, "_spare_core", lambda: True)
     puzzle, launch = registry.find(1), _launch_of_ones()
     gpu_compile.start_ahead()
-    gpu_compile.compile_ahead(puzzle, [launch], timeout=25)
+    gpu_compile.compile_ahead(puzzle, [launch], gpu_compile.case_budget(25))
     with pytest.raises(gpu_compile.CompileTimeout, match="stopped after 40 s of CPU time: the GPU compile of _ones"):
-        gpu_compile.check(puzzle, [launch], timeout=25)
+        gpu_compile.check(puzzle, [launch], gpu_compile.case_budget(25))
     assert waits[0].seconds == 25 + gpu_compile.COMPILE_GRACE and not gpu_compile._started
 
 
@@ -513,13 +513,13 @@ def test_a_launchers_compiles_share_its_cases_budget(monkeypatch, tmp_path):
     budgets = []
     ahead, checked = gpu_compile.compile_ahead, gpu_compile.check
 
-    def noted_ahead(puzzle, launches, timeout=None, budget=None):
+    def noted_ahead(puzzle, launches, budget=None):
         budgets.append(("ahead", budget))
-        return ahead(puzzle, launches, timeout, budget)
+        return ahead(puzzle, launches, budget)
 
-    def noted_check(puzzle, launches, timeout=None, budget=None):
+    def noted_check(puzzle, launches, budget=None):
         budgets.append(("check", budget))
-        return checked(puzzle, launches, timeout, budget)
+        return checked(puzzle, launches, budget)
 
     monkeypatch.setattr(gpu_compile, "compile_ahead", noted_ahead)
     monkeypatch.setattr(gpu_compile, "check", noted_check)
@@ -541,9 +541,9 @@ def test_kernel_only_checks_before_and_after_the_run_share_the_cases_budget(monk
     budgets = []
     checked = gpu_compile.check
 
-    def noted_check(puzzle, launches, timeout=None, budget=None):
+    def noted_check(puzzle, launches, budget=None):
         budgets.append(budget)
-        return checked(puzzle, launches, timeout, budget)
+        return checked(puzzle, launches, budget)
 
     monkeypatch.setattr(gpu_compile, "check", noted_check)
     grade_text(1, solution_text(registry.find(1)), tmp_path, first_failure=True)

@@ -207,7 +207,7 @@ def compiled_ahead(puzzle: Puzzle, launcher: Callable, case: Case, seed: int, ti
             launcher(*args, **case.blocks)
     except (Exception, CaseTimeout):
         return None
-    gpu_compile.compile_ahead(puzzle, launches, timeout)
+    gpu_compile.compile_ahead(puzzle, launches, gpu_compile.case_budget(timeout))
     return made
 
 
@@ -224,7 +224,7 @@ def _compiled_first(puzzle: Puzzle, launcher: Callable, args: list, case: Case, 
     except (Exception, CaseTimeout):
         return None
     try:
-        problem = gpu_compile.check(puzzle, launches, timeout, budget) if launches else None
+        problem = gpu_compile.check(puzzle, launches, budget) if launches else None
     except gpu_compile.CompileTimeout as exc:
         return transfer.Outcome("timeout", str(exc))
     return transfer.Outcome("gpu_compile", problem) if problem else None
@@ -338,7 +338,7 @@ def _watch(recorder, puzzle: Puzzle, case: Case, inputs: dict, dims: dict, on_de
     # the GPU compile of a launcher's own kernels, checked after the run, runs in the helper beside the run; the
     # compiles started launch by launch and the check's spend from one budget, the case's
     gpu_compile.start_ahead()
-    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch], budget=budget)
+    recorder.on_launch = lambda launch: gpu_compile.compile_ahead(puzzle, [launch], budget)
     if keep is None:  # a map shows the whole run (the time limit still holds), and its budget at the end
         sizes = puzzle.sizes_for_budgets(case.blocks, dims)
         recorder.watchdog = lambda: budgets.exceeded_so_far(puzzle.budgets, recorder, numel, sizes)
@@ -417,7 +417,7 @@ def _after_the_run(puzzle: Puzzle, recorder, fenced: guards.Guards | None, out,
                                          "through; --interpret names the tensor, the lanes and the line")
     if recorder is not None:
         try:
-            problem = gpu_compile.check(puzzle, recorder.launches, budget=budget)
+            problem = gpu_compile.check(puzzle, recorder.launches, budget)
         except gpu_compile.CompileTimeout as exc:
             return transfer.Outcome("timeout", str(exc))
         if problem:

@@ -438,14 +438,14 @@ def _spare_core() -> bool:
         return False
 
 
-def compile_ahead(puzzle, launches, timeout: float | None = None, budget: Budget | None = None) -> None:
+def compile_ahead(puzzle, launches, budget: Budget | None = None) -> None:
     """Start compiling these launches' kernels for the puzzle's GPU targets on the helper (``start_ahead``'s thread,
     else nothing is started), and return at once, where a core is spare; the ``check`` of the same launches takes the
-    outcomes. They spend from `budget`, the case's (``case_budget``), else from one made of `timeout`. A launch the
-    check cannot encode is left to the check."""
+    outcomes. They spend from `budget`, the case's (``case_budget``), else from one of a case without a time limit.
+    A launch the check cannot encode is left to the check."""
     if _queue is None or not env.interpreter_forced() or not _spare_core():
         return
-    budget = budget or case_budget(timeout)
+    budget = budget or case_budget(None)
     for launch in launches:
         try:
             requests = [_request(launch, arch) for arch in getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)]
@@ -520,14 +520,14 @@ def case_budget(timeout: float | None) -> Budget:
     return Budget(timeout + COMPILE_GRACE if timeout else HELPER_TIMEOUT)
 
 
-def check(puzzle, launches, timeout: float | None = None, budget: Budget | None = None) -> str | None:
+def check(puzzle, launches, budget: Budget | None = None) -> str | None:
     """None when every launched kernel compiles for the puzzle's GPU targets; else the report. Compiles that do not
-    end within `budget` (the case's, shared with its compiles started ahead), else within the case's `timeout` and
-    COMPILE_GRACE (the helper's CPU seconds), raise CompileTimeout."""
+    end within `budget` (the case's, ``case_budget``: shared with its compiles started ahead; else one of a case
+    without a time limit), in the helper's CPU seconds, raise CompileTimeout."""
     if not launches or not env.interpreter_forced():
         return None
     archs = getattr(puzzle, "gpu_archs", DEFAULT_ARCHS)
-    budget = budget or case_budget(timeout)
+    budget = budget or case_budget(None)
     try:
         for launch in launches:
             problem = _check_launch(launch, archs, getattr(puzzle, "allocator", False), budget)
